@@ -1,0 +1,5 @@
+import sys
+
+from generator.main import main
+
+sys.exit(main())
