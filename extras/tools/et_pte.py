@@ -1,0 +1,1468 @@
+"""Read ExecuTorch `.pte` programs and check them against a library's kernel registration.
+
+Python standard library only: this file ships in every generated Arduino library under
+`extras/tools/` and must run there with no pip packages (it is written to run on
+Python 3.8 and newer). The generator imports it too.
+
+What it does:
+
+* `load_schema(dir)` parses ExecuTorch's FlatBuffers schema (`program.fbs`, which includes
+  `scalar_type.fbs`) with a small parser for the subset of the FlatBuffers schema language
+  those files use (include, namespace, attribute, enum, union, table, struct, defaults,
+  attributes in parentheses, deprecated fields, comments).
+* `read_program(pte_bytes, schema)` decodes a `.pte` against that schema with a generic,
+  bounds-checked FlatBuffers reader and returns its methods, operators, kernel calls and
+  delegate calls. Every malformed input raises `PteError` naming the file position.
+* `model_h` / `pte_from_model_h` turn a `.pte` into the `model.h` a sketch includes, and back.
+* `registered_kernels` / `check_model` compare the operators a `.pte` calls, and how many
+  arguments each call passes, with what the library's generated kernel registration
+  accepts, so a mismatch is found before flashing a board.
+
+Facts used, with their sources (ExecuTorch and FlatBuffers sources):
+
+* FlatBuffers binary format (flatbuffers docs, "FlatBuffers internals"): little-endian;
+  the root table's uoffset at byte 0, the 4-byte file identifier at byte 4; a table starts
+  with an int32 soffset to its vtable (vtable = table - soffset); a vtable holds uint16
+  vtable size, uint16 table size, then one uint16 field offset per slot (0 = absent);
+  vectors and strings are a uint32 length then the data; offsets to tables, vectors and
+  strings are uint32, relative to where they are stored; a union field is two slots, the
+  uint8 member type then the offset to the member table; union member NONE is 0.
+* ExecuTorch extended header (`schema/extended_header.h`): optional, at byte 8, magic
+  "eh00", uint32 header length, then uint64 program_size, segment_base_offset and
+  (if the length allows) segment_data_size.
+* Runtime errors (`runtime/core/error.h`): `OperatorMissing` = 0x14, returned by
+  `Method::load` when a kernel is not registered; `InvalidProgram` = 0x23, returned by
+  `Method::execute` when a generated kernel wrapper's `stack.size() == N` check fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ERROR_INVALID_PROGRAM",
+    "ERROR_OPERATOR_MISSING",
+    "DelegateCall",
+    "EtPteError",
+    "ExtendedHeader",
+    "KernelCall",
+    "Method",
+    "Operator",
+    "Problem",
+    "Program",
+    "PteError",
+    "RegistrationError",
+    "Schema",
+    "SchemaError",
+    "check_model",
+    "load_schema",
+    "model_h",
+    "parse_schema",
+    "pte_from_model_h",
+    "read_program",
+    "registered_kernels",
+]
+
+#: ExecuTorch `Error::OperatorMissing` (runtime/core/error.h).
+ERROR_OPERATOR_MISSING = 0x14
+#: ExecuTorch `Error::InvalidProgram` (runtime/core/error.h).
+ERROR_INVALID_PROGRAM = 0x23
+
+
+class EtPteError(Exception):
+    """Base of every error this module raises."""
+
+
+class SchemaError(EtPteError):
+    """A `.fbs` file could not be read or uses schema language this parser does not know."""
+
+
+class PteError(EtPteError):
+    """A `.pte` (or the bytes recovered from a `model.h`) is not a readable program.
+
+    The message names the byte position where reading failed.
+    """
+
+
+class RegistrationError(EtPteError):
+    """The library's generated kernel registration sources could not be read."""
+
+
+# ---------------------------------------------------------------------------------------
+# Schema model
+
+
+#: Scalar type name -> (struct format, size in bytes). Aliases included (FlatBuffers docs).
+_SCALARS: dict[str, tuple[str, int]] = {
+    "bool": ("?", 1),
+    "byte": ("b", 1),
+    "ubyte": ("B", 1),
+    "int8": ("b", 1),
+    "uint8": ("B", 1),
+    "short": ("h", 2),
+    "ushort": ("H", 2),
+    "int16": ("h", 2),
+    "uint16": ("H", 2),
+    "int": ("i", 4),
+    "uint": ("I", 4),
+    "int32": ("i", 4),
+    "uint32": ("I", 4),
+    "float": ("f", 4),
+    "float32": ("f", 4),
+    "long": ("q", 8),
+    "ulong": ("Q", 8),
+    "int64": ("q", 8),
+    "uint64": ("Q", 8),
+    "double": ("d", 8),
+    "float64": ("d", 8),
+}
+
+
+@dataclass(frozen=True)
+class TypeRef:
+    """A field's type.
+
+    Attributes:
+        kind: "scalar", "string", "vector", "array" (fixed-size, structs only), "enum",
+            "union", "table" or "struct".
+        name: the scalar or declared type name ("" for string and vector).
+        element: the element type of a vector or array.
+        length: the element count of a fixed-size array.
+    """
+
+    kind: str
+    name: str = ""
+    element: TypeRef | None = None
+    length: int = 0
+
+
+@dataclass
+class FieldDef:
+    """One field of a table or struct.
+
+    Attributes:
+        name: as declared.
+        type: resolved type.
+        slot: vtable slot of the value (tables; for a union, the `<name>_type` slot is
+            `slot - 1`); for structs, the byte offset inside the struct.
+        default: the declared default ("" when none), as written in the schema.
+        attributes: attribute name -> value ("" when the attribute has no value).
+    """
+
+    name: str
+    type: TypeRef
+    slot: int = 0
+    default: str = ""
+    attributes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def deprecated(self) -> bool:
+        """Whether the field is marked `(deprecated)`; it still occupies its slot."""
+        return "deprecated" in self.attributes
+
+
+@dataclass
+class TableDef:
+    """A table or struct.
+
+    Attributes:
+        name: declared name; namespace: the namespace it was declared in.
+        fields: in declaration order.
+        is_struct: a struct (stored inline, fixed layout) rather than a table.
+        size, align: byte size and alignment of a struct (0 for tables).
+        slot_count: number of vtable slots a table uses.
+    """
+
+    name: str
+    namespace: str
+    fields: list[FieldDef] = field(default_factory=list)
+    is_struct: bool = False
+    attributes: dict[str, str] = field(default_factory=dict)
+    size: int = 0
+    align: int = 1
+    slot_count: int = 0
+
+    def field(self, name: str) -> FieldDef:
+        """The field called `name`. Raises SchemaError when there is none."""
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise SchemaError(f"{self.name} has no field {name!r}")
+
+
+@dataclass
+class EnumDef:
+    """An enum: `values` maps member name to integer value; `underlying` is its scalar."""
+
+    name: str
+    namespace: str
+    underlying: str
+    values: dict[str, int] = field(default_factory=dict)
+
+    def name_of(self, value: int) -> str:
+        """The member name for `value`, or the number as text when none matches."""
+        for k, v in self.values.items():
+            if v == value:
+                return k
+        return str(value)
+
+
+@dataclass
+class UnionDef:
+    """A union: `members` maps member type index (NONE = 0) to (member name, table name)."""
+
+    name: str
+    namespace: str
+    members: dict[int, tuple[str, str]] = field(default_factory=dict)
+
+    def index_of(self, member: str) -> int:
+        """The type index of member `member`. Raises SchemaError when there is none."""
+        for i, (name, _table) in self.members.items():
+            if name == member:
+                return i
+        raise SchemaError(f"union {self.name} has no member {member!r}")
+
+
+@dataclass
+class Schema:
+    """A parsed FlatBuffers schema (the files read, with their includes).
+
+    Attributes:
+        tables: tables and structs by name; enums, unions: by name.
+        root_type: the declared `root_type`.
+        file_identifier: the declared 4-character `file_identifier` ("" when none).
+        files: the schema files read, in the order read.
+    """
+
+    tables: dict[str, TableDef] = field(default_factory=dict)
+    enums: dict[str, EnumDef] = field(default_factory=dict)
+    unions: dict[str, UnionDef] = field(default_factory=dict)
+    root_type: str = ""
+    file_identifier: str = ""
+    file_extension: str = ""
+    namespace: str = ""
+    attributes: list[str] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+    def table(self, name: str) -> TableDef:
+        """The table or struct called `name`. Raises SchemaError when there is none."""
+        try:
+            return self.tables[name]
+        except KeyError:
+            raise SchemaError(f"the schema declares no table {name!r}") from None
+
+
+# ---------------------------------------------------------------------------------------
+# Schema parser
+
+_TOKEN = re.compile(
+    r"""
+    (?P<space>\s+)
+  | (?P<comment>//[^\n]*|/\*.*?\*/)
+  | (?P<string>"(?:[^"\\\n]|\\.)*")
+  | (?P<number>[-+]?(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?))
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)
+  | (?P<punct>[{}()\[\]:;,=])
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+
+@dataclass
+class _Token:
+    kind: str
+    text: str
+    line: int
+
+
+def _tokenize(text: str, source: str) -> list[_Token]:
+    tokens: list[_Token] = []
+    pos, line = 0, 1
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise SchemaError(f"{source}:{line}: unexpected character {text[pos]!r}")
+        kind = m.lastgroup or ""
+        if kind not in ("space", "comment"):
+            tokens.append(_Token(kind, m.group(), line))
+        line += m.group().count("\n")
+        pos = m.end()
+    return tokens
+
+
+class _Parser:
+    """Recursive-descent parser over one file's tokens, adding declarations to a Schema."""
+
+    def __init__(self, tokens: list[_Token], source: str, schema: Schema) -> None:
+        self.tokens = tokens
+        self.i = 0
+        self.source = source
+        self.schema = schema
+        self.namespace = ""
+        self.includes: list[str] = []
+
+    # -- token helpers
+    def _peek(self) -> _Token | None:
+        return self.tokens[self.i] if self.i < len(self.tokens) else None
+
+    def _error(self, message: str) -> SchemaError:
+        tok = self._peek()
+        where = f"{self.source}:{tok.line}" if tok else f"{self.source}:end"
+        return SchemaError(f"{where}: {message}")
+
+    def _next(self) -> _Token:
+        tok = self._peek()
+        if tok is None:
+            raise self._error("unexpected end of file")
+        self.i += 1
+        return tok
+
+    def _expect(self, text: str) -> None:
+        tok = self._next()
+        if tok.text != text:
+            self.i -= 1
+            raise self._error(f"expected {text!r}, found {tok.text!r}")
+
+    def _accept(self, text: str) -> bool:
+        tok = self._peek()
+        if tok is not None and tok.text == text and tok.kind in ("punct", "ident"):
+            self.i += 1
+            return True
+        return False
+
+    def _ident(self) -> str:
+        tok = self._next()
+        if tok.kind != "ident":
+            self.i -= 1
+            raise self._error(f"expected a name, found {tok.text!r}")
+        return tok.text
+
+    def _string(self) -> str:
+        tok = self._next()
+        if tok.kind != "string":
+            self.i -= 1
+            raise self._error(f"expected a string, found {tok.text!r}")
+        return tok.text[1:-1]
+
+    def _scalar_literal(self) -> str:
+        tok = self._next()
+        if tok.kind not in ("number", "ident", "string"):
+            self.i -= 1
+            raise self._error(f"expected a value, found {tok.text!r}")
+        return tok.text
+
+    def _attributes(self) -> dict[str, str]:
+        attrs: dict[str, str] = {}
+        if not self._accept("("):
+            return attrs
+        while not self._accept(")"):
+            name = self._ident()
+            attrs[name] = self._scalar_literal() if self._accept(":") else ""
+            if not self._accept(","):
+                self._expect(")")
+                break
+        return attrs
+
+    # -- declarations
+    def parse(self) -> None:
+        while self._peek() is not None:
+            keyword = self._ident()
+            if keyword == "include":
+                self.includes.append(self._string())
+                self._expect(";")
+            elif keyword == "native_include":
+                self._string()
+                self._expect(";")
+            elif keyword == "namespace":
+                self.namespace = self._ident()
+                self.schema.namespace = self.namespace
+                self._expect(";")
+            elif keyword == "attribute":
+                tok = self._next()
+                self.schema.attributes.append(tok.text.strip('"'))
+                self._expect(";")
+            elif keyword == "file_identifier":
+                ident = self._string()
+                if len(ident.encode()) != 4:
+                    raise self._error(f"file_identifier must be 4 characters, got {ident!r}")
+                self.schema.file_identifier = ident
+                self._expect(";")
+            elif keyword == "file_extension":
+                self.schema.file_extension = self._string()
+                self._expect(";")
+            elif keyword == "root_type":
+                self.schema.root_type = self._ident().rsplit(".", 1)[-1]
+                self._expect(";")
+            elif keyword == "enum":
+                self._enum()
+            elif keyword == "union":
+                self._union()
+            elif keyword in ("table", "struct"):
+                self._table(is_struct=keyword == "struct")
+            else:
+                self.i -= 1
+                raise self._error(f"unsupported declaration {keyword!r}")
+
+    def _declare(self, name: str) -> None:
+        s = self.schema
+        if name in s.tables or name in s.enums or name in s.unions:
+            raise self._error(f"{name} is declared twice")
+
+    def _enum(self) -> None:
+        name = self._ident()
+        self._declare(name)
+        self._expect(":")
+        underlying = self._ident()
+        if underlying not in _SCALARS or underlying in ("float", "double", "float32", "float64"):
+            raise self._error(f"enum {name} needs an integer type, got {underlying!r}")
+        attrs = self._attributes()
+        enum = EnumDef(name, self.namespace, underlying)
+        self._expect("{")
+        value = 0
+        while not self._accept("}"):
+            member = self._ident()
+            if self._accept("="):
+                value = _int_literal(self._scalar_literal(), self)
+            enum.values[member] = (1 << value) if "bit_flags" in attrs else value
+            value += 1
+            if not self._accept(","):
+                self._expect("}")
+                break
+        self.schema.enums[name] = enum
+
+    def _union(self) -> None:
+        name = self._ident()
+        self._declare(name)
+        self._attributes()
+        union = UnionDef(name, self.namespace, {0: ("NONE", "")})
+        self._expect("{")
+        index = 1
+        while not self._accept("}"):
+            member = self._ident()
+            table = member
+            if self._accept(":"):
+                table = self._ident()
+            if self._accept("="):
+                index = _int_literal(self._scalar_literal(), self)
+            union.members[index] = (member.rsplit(".", 1)[-1], table.rsplit(".", 1)[-1])
+            index += 1
+            if not self._accept(","):
+                self._expect("}")
+                break
+        self.schema.unions[name] = union
+
+    def _type(self) -> TypeRef:
+        if self._accept("["):
+            element = self._type()
+            length = 0
+            if self._accept(":"):
+                length = _int_literal(self._scalar_literal(), self)
+            self._expect("]")
+            if length:
+                return TypeRef("array", "", element, length)
+            return TypeRef("vector", "", element)
+        name = self._ident()
+        if name in _SCALARS:
+            return TypeRef("scalar", name)
+        if name == "string":
+            return TypeRef("string")
+        # Declared type; resolved once every file is read.
+        return TypeRef("named", name.rsplit(".", 1)[-1])
+
+    def _table(self, is_struct: bool) -> None:
+        name = self._ident()
+        self._declare(name)
+        table = TableDef(name, self.namespace, is_struct=is_struct)
+        table.attributes = self._attributes()
+        self._expect("{")
+        while not self._accept("}"):
+            fname = self._ident()
+            self._expect(":")
+            ftype = self._type()
+            default = ""
+            if self._accept("="):
+                default = self._scalar_literal()
+            attrs = self._attributes()
+            self._expect(";")
+            table.fields.append(FieldDef(fname, ftype, 0, default, attrs))
+        self.schema.tables[name] = table
+
+
+def _int_literal(text: str, parser: _Parser | None = None) -> int:
+    try:
+        return int(text, 0)
+    except ValueError:
+        message = f"expected an integer, found {text!r}"
+        raise (parser._error(message) if parser else SchemaError(message)) from None
+
+
+def _resolve(schema: Schema, t: TypeRef, where: str) -> TypeRef:
+    if t.kind in ("vector", "array"):
+        assert t.element is not None
+        return TypeRef(t.kind, t.name, _resolve(schema, t.element, where), t.length)
+    if t.kind != "named":
+        return t
+    if t.name in schema.enums:
+        return TypeRef("enum", t.name)
+    if t.name in schema.unions:
+        return TypeRef("union", t.name)
+    if t.name in schema.tables:
+        return TypeRef("struct" if schema.tables[t.name].is_struct else "table", t.name)
+    raise SchemaError(f"{where}: unknown type {t.name!r}")
+
+
+def _assign_slots(table: TableDef) -> None:
+    """Number a table's vtable slots: declaration order, a union taking two, or `id:`."""
+    with_id = [f for f in table.fields if "id" in f.attributes]
+    if with_id and len(with_id) != len(table.fields):
+        raise SchemaError(f"table {table.name}: either every field has an id or none does")
+    if with_id:
+        used: dict[int, str] = {}
+        for f in table.fields:
+            f.slot = _int_literal(f.attributes["id"])
+            slots = [f.slot - 1, f.slot] if f.type.kind == "union" else [f.slot]
+            for s in slots:
+                if s < 0 or s in used:
+                    raise SchemaError(f"table {table.name}: field {f.name} id {f.slot} clashes")
+                used[s] = f.name
+        table.slot_count = max(used) + 1 if used else 0
+        return
+    slot = 0
+    for f in table.fields:
+        if f.type.kind == "union":
+            slot += 1  # the `<name>_type` slot comes first
+        f.slot = slot
+        slot += 1
+    table.slot_count = slot
+
+
+def _layout_struct(schema: Schema, struct_def: TableDef, seen: tuple[str, ...] = ()) -> None:
+    """Compute a struct's field offsets, size and alignment (C-like, FlatBuffers rules)."""
+    if struct_def.size or struct_def.name in seen:
+        if struct_def.name in seen:
+            raise SchemaError(f"struct {struct_def.name} contains itself")
+        return
+    offset, align = 0, 1
+    for f in struct_def.fields:
+        size, falign = _inline_size(schema, f.type, (*seen, struct_def.name))
+        offset = (offset + falign - 1) // falign * falign
+        f.slot = offset
+        offset += size
+        align = max(align, falign)
+    if "force_align" in struct_def.attributes:
+        align = max(align, _int_literal(struct_def.attributes["force_align"]))
+    struct_def.align = align
+    struct_def.size = max(1, (offset + align - 1) // align * align)
+
+
+def _inline_size(schema: Schema, t: TypeRef, seen: tuple[str, ...]) -> tuple[int, int]:
+    if t.kind == "scalar":
+        size = _SCALARS[t.name][1]
+        return size, size
+    if t.kind == "enum":
+        size = _SCALARS[schema.enums[t.name].underlying][1]
+        return size, size
+    if t.kind == "struct":
+        inner = schema.tables[t.name]
+        _layout_struct(schema, inner, seen)
+        return inner.size, inner.align
+    if t.kind == "array" and t.element is not None:
+        size, align = _inline_size(schema, t.element, seen)
+        return size * t.length, align
+    raise SchemaError(f"a struct cannot hold a {t.kind} ({'/'.join(seen)})")
+
+
+def parse_schema(text: str, *, source: str = "<schema>", schema: Schema | None = None) -> Schema:
+    """Parse one `.fbs` text into `schema` (a new Schema when None); includes are ignored.
+
+    Call `load_schema` to read files with their includes. The result is resolved (types
+    looked up, vtable slots and struct layouts computed) only when every type it names is
+    declared in `text` or already in `schema`.
+
+    Raises:
+        SchemaError: syntax this parser does not know, an unknown type, clashing ids.
+    """
+    schema = schema if schema is not None else Schema()
+    parser = _Parser(_tokenize(text, source), source, schema)
+    parser.parse()
+    _finish(schema)
+    return schema
+
+
+def _finish(schema: Schema) -> None:
+    for table in schema.tables.values():
+        for f in table.fields:
+            f.type = _resolve(schema, f.type, f"{table.name}.{f.name}")
+    for table in schema.tables.values():
+        if table.is_struct:
+            _layout_struct(schema, table)
+        else:
+            _assign_slots(table)
+    for union in schema.unions.values():
+        for _i, (member, tname) in union.members.items():
+            if tname and (tname not in schema.tables or schema.tables[tname].is_struct):
+                raise SchemaError(f"union {union.name}: member {member} is not a table")
+
+
+def load_schema(schema_dir: str | Path, root_file: str = "program.fbs") -> Schema:
+    """Read `schema_dir/root_file` (ExecuTorch's `program.fbs`) and the files it includes.
+
+    Args:
+        schema_dir: folder holding program.fbs and scalar_type.fbs (in a generated
+            library: `extras/schema/`; in ExecuTorch: `schema/`; in the executorch
+            wheel: `executorch/exir/_serialize/`).
+        root_file: the schema file to start from.
+
+    Returns:
+        The resolved Schema (ExecuTorch's: root_type "Program", file_identifier "ET12").
+
+    Raises:
+        SchemaError: a file is missing or unreadable, or uses unsupported syntax.
+    """
+    folder = Path(schema_dir)
+    schema = Schema()
+    pending = [root_file]
+    read: list[str] = []
+    parsers: list[_Parser] = []
+    while pending:
+        name = pending.pop(0)
+        if name in read:
+            continue
+        read.append(name)
+        path = folder / name
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise SchemaError(f"cannot read schema file {path}: {e}") from None
+        parser = _Parser(_tokenize(text, str(path)), str(path), schema)
+        parser.parse()
+        parsers.append(parser)
+        schema.files.append(path)
+        pending.extend(parser.includes)
+    _finish(schema)
+    if not schema.root_type:
+        raise SchemaError(f"{folder / root_file} declares no root_type")
+    return schema
+
+
+# ---------------------------------------------------------------------------------------
+# FlatBuffers binary reader
+
+
+class _Buffer:
+    """Bounds-checked little-endian reads; every failure is a PteError naming the offset."""
+
+    def __init__(self, data: bytes, schema: Schema) -> None:
+        self.data = data
+        self.schema = schema
+        # Work budget: an honest buffer holds at most one element per 4 bytes, and the
+        # program is read once. Shared or looping offsets in a corrupt file would otherwise
+        # make the reading time grow without bound.
+        self.budget = 4 * len(data) + 4096
+
+    def spend(self, n: int, pos: int) -> None:
+        self.budget -= n
+        if self.budget < 0:
+            raise PteError(
+                f"offset {pos}: more elements than a {len(self.data)}-byte buffer can hold "
+                "(offsets are shared or corrupt)"
+            )
+
+    def unpack(self, fmt: str, pos: int, what: str) -> Any:
+        size = struct.calcsize("<" + fmt)
+        if pos < 0 or pos + size > len(self.data):
+            raise PteError(
+                f"offset {pos}: {what} ({size} bytes) is outside the {len(self.data)}-byte buffer"
+            )
+        return struct.unpack_from("<" + fmt, self.data, pos)[0]
+
+    def u32(self, pos: int, what: str) -> int:
+        value: int = self.unpack("I", pos, what)
+        return value
+
+    def deref(self, pos: int, what: str) -> int:
+        """Follow the uoffset stored at `pos`; returns the absolute target position."""
+        target = pos + self.u32(pos, f"offset to {what}")
+        if target >= len(self.data):
+            raise PteError(
+                f"offset {pos}: {what} points to {target}, past the end of the "
+                f"{len(self.data)}-byte buffer"
+            )
+        return target
+
+
+class TableView:
+    """A table in the buffer, read lazily field by field against its schema definition.
+
+    `view[name]` (or `get(name)`) decodes a field: scalars and enums as int/float/bool
+    (the schema default when absent), strings as str (None when absent), vectors as
+    lists (a `[ubyte]` as bytes), tables as TableView, structs as dict, unions as
+    TableView of the member table (None for NONE), with `union_type(name)` giving the
+    member name.
+    """
+
+    def __init__(self, buf: _Buffer, pos: int, table: TableDef) -> None:
+        self._buf = buf
+        self.pos = pos
+        self.table = table
+        buf.spend(1, pos)
+        soffset: int = buf.unpack("i", pos, f"{table.name} vtable offset")
+        self._vtable = pos - soffset
+        vt_size: int = buf.unpack("H", self._vtable, f"{table.name} vtable size")
+        self._tsize: int = buf.unpack("H", self._vtable + 2, f"{table.name} table size")
+        if vt_size < 4 or vt_size % 2:
+            raise PteError(f"offset {self._vtable}: {table.name} vtable size {vt_size} is invalid")
+        if self._vtable + vt_size > len(buf.data):
+            raise PteError(f"offset {self._vtable}: {table.name} vtable runs past the buffer")
+        if self._tsize < 4 or pos + self._tsize > len(buf.data):
+            raise PteError(
+                f"offset {pos}: {table.name} table size {self._tsize} runs past the buffer"
+            )
+        self._slots = (vt_size - 4) // 2
+
+    def _field_pos(self, slot: int) -> int:
+        """Absolute position of the field in `slot`, or 0 when it is absent."""
+        if slot >= self._slots:
+            return 0
+        off: int = self._buf.unpack("H", self._vtable + 4 + 2 * slot, "vtable entry")
+        if off == 0:
+            return 0
+        if off < 4 or off >= self._tsize:
+            raise PteError(
+                f"offset {self._vtable + 4 + 2 * slot}: {self.table.name} field offset {off} "
+                f"is outside its {self._tsize}-byte table"
+            )
+        return self.pos + off
+
+    def has(self, name: str) -> bool:
+        """Whether field `name` is present in the buffer (not defaulted)."""
+        return self._field_pos(self.table.field(name).slot) != 0
+
+    def union_type(self, name: str) -> str:
+        """The member name stored in union field `name` ("NONE" when empty)."""
+        f = self.table.field(name)
+        union = self._buf.schema.unions[f.type.name]
+        pos = self._field_pos(f.slot - 1)
+        index = self._buf.unpack("B", pos, f"{name}_type") if pos else 0
+        if index not in union.members:
+            raise PteError(f"offset {pos}: {union.name} member type {index} is not in the schema")
+        return union.members[index][0]
+
+    def __getitem__(self, name: str) -> Any:
+        return self.get(name)
+
+    def get(self, name: str) -> Any:
+        """Decode field `name` (see the class docstring). Raises PteError, SchemaError."""
+        f = self.table.field(name)
+        t = f.type
+        if t.kind == "union":
+            member = self.union_type(name)
+            if member == "NONE":
+                return None
+            union = self._buf.schema.unions[t.name]
+            table_name = union.members[union.index_of(member)][1]
+            pos = self._field_pos(f.slot)
+            if not pos:
+                raise PteError(f"offset {self.pos}: union {name} has a type but no value")
+            target = self._buf.deref(pos, f"{name} ({member})")
+            return TableView(self._buf, target, self._buf.schema.tables[table_name])
+        pos = self._field_pos(f.slot)
+        if not pos:
+            return self._default(f)
+        return _read_value(self._buf, pos, t, f"{self.table.name}.{name}")
+
+    def _default(self, f: FieldDef) -> Any:
+        t = f.type
+        if t.kind == "scalar":
+            return _scalar_default(t.name, f.default)
+        if t.kind == "enum":
+            enum = self._buf.schema.enums[t.name]
+            if f.default in enum.values:
+                return enum.values[f.default]
+            return _int_literal(f.default) if f.default else 0
+        return None
+
+
+def _scalar_default(type_name: str, default: str) -> Any:
+    code = _SCALARS[type_name][0]
+    if code == "?":
+        return default == "true" or (default not in ("", "false") and float(default) != 0)
+    if code in "fd":
+        return float(default) if default else 0.0
+    return _int_literal(default) if default else 0
+
+
+def _read_value(buf: _Buffer, pos: int, t: TypeRef, what: str) -> Any:
+    """Decode the value of type `t` stored at `pos` (inline scalar/struct, else offset)."""
+    if t.kind == "scalar":
+        return buf.unpack(_SCALARS[t.name][0], pos, what)
+    if t.kind == "enum":
+        return buf.unpack(_SCALARS[buf.schema.enums[t.name].underlying][0], pos, what)
+    if t.kind == "struct":
+        return _read_struct(buf, pos, buf.schema.tables[t.name], what)
+    target = buf.deref(pos, what)
+    if t.kind == "string":
+        return _read_string(buf, target, what)
+    if t.kind == "table":
+        return TableView(buf, target, buf.schema.tables[t.name])
+    if t.kind == "vector" and t.element is not None:
+        return _read_vector(buf, target, t.element, what)
+    raise PteError(f"offset {pos}: cannot read {what} of kind {t.kind}")
+
+
+def _read_string(buf: _Buffer, pos: int, what: str) -> str:
+    length = buf.u32(pos, f"{what} length")
+    end = pos + 4 + length
+    if end >= len(buf.data):  # FlatBuffers strings are followed by a 0 byte
+        raise PteError(f"offset {pos}: {what} ({length} bytes) runs past the buffer")
+    try:
+        return buf.data[pos + 4 : end].decode("utf-8")
+    except UnicodeDecodeError:
+        raise PteError(f"offset {pos}: {what} is not UTF-8") from None
+
+
+def _read_vector(buf: _Buffer, pos: int, element: TypeRef, what: str) -> Any:
+    length = buf.u32(pos, f"{what} length")
+    start = pos + 4
+    if element.kind == "struct":
+        stride = buf.schema.tables[element.name].size
+    elif element.kind in ("scalar", "enum"):
+        name = (
+            element.name if element.kind == "scalar" else buf.schema.enums[element.name].underlying
+        )
+        stride = _SCALARS[name][1]
+    else:
+        stride = 4
+    if start + length * stride > len(buf.data):
+        raise PteError(
+            f"offset {pos}: {what} has {length} elements of {stride} bytes, "
+            "more than the buffer holds"
+        )
+    if element.kind == "scalar" and element.name in ("ubyte", "uint8"):
+        return bytes(buf.data[start : start + length])
+    buf.spend(length, pos)
+    if element.kind in ("scalar", "enum"):
+        code = _SCALARS[name][0]
+        return list(struct.unpack_from(f"<{length}{code}", buf.data, start))
+    if element.kind == "union":
+        raise PteError(f"offset {pos}: {what} is a vector of unions, which this reader lacks")
+    return [_read_value(buf, start + i * stride, element, f"{what}[{i}]") for i in range(length)]
+
+
+def _read_struct(buf: _Buffer, pos: int, struct_def: TableDef, what: str) -> dict[str, Any]:
+    if pos + struct_def.size > len(buf.data):
+        raise PteError(f"offset {pos}: {what} ({struct_def.size} bytes) runs past the buffer")
+    out: dict[str, Any] = {}
+    for f in struct_def.fields:
+        if f.type.kind == "array" and f.type.element is not None:
+            size, _align = _inline_size(buf.schema, f.type.element, ())
+            out[f.name] = [
+                _read_value(buf, pos + f.slot + i * size, f.type.element, f"{what}.{f.name}")
+                for i in range(f.type.length)
+            ]
+        else:
+            out[f.name] = _read_value(buf, pos + f.slot, f.type, f"{what}.{f.name}")
+    return out
+
+
+def read_root(data: bytes, schema: Schema) -> TableView:
+    """The root table of a FlatBuffers buffer, checked against the schema's identifier.
+
+    Raises:
+        PteError: the buffer is too short, its identifier differs from the schema's
+            `file_identifier`, or the root offset is out of range.
+    """
+    if len(data) < 8:
+        raise PteError(f"offset 0: {len(data)} bytes is too short for a FlatBuffers buffer")
+    ident = bytes(data[4:8])
+    if schema.file_identifier and ident != schema.file_identifier.encode():
+        shown = ident.decode("latin-1")
+        if ident[:2] == b"ET":
+            raise PteError(
+                f"offset 4: file identifier {shown!r}, the schema expects "
+                f"{schema.file_identifier!r}: the .pte was written for another schema "
+                "version (the runtime refuses it with InvalidProgram); re-export it with "
+                "the ExecuTorch that built the library"
+            )
+        raise PteError(
+            f"offset 4: file identifier {shown!r} is not {schema.file_identifier!r}: "
+            "not an ExecuTorch program"
+        )
+    buf = _Buffer(bytes(data), schema)
+    root = buf.deref(0, "root table")
+    return TableView(buf, root, schema.table(schema.root_type))
+
+
+# ---------------------------------------------------------------------------------------
+# ExecuTorch program
+
+
+@dataclass(frozen=True)
+class ExtendedHeader:
+    """ExecuTorch's extended header (schema/extended_header.h); sizes and offsets in bytes."""
+
+    program_size: int
+    segment_base_offset: int
+    segment_data_size: int
+
+
+@dataclass(frozen=True)
+class Operator:
+    """An operator a method calls: `name` ("aten::add") and `overload` ("out", maybe "")."""
+
+    name: str
+    overload: str
+
+    @property
+    def full_name(self) -> str:
+        """`name.overload`, or `name` when there is no overload: the registry key."""
+        return f"{self.name}.{self.overload}" if self.overload else self.name
+
+
+@dataclass(frozen=True)
+class KernelCall:
+    """One KernelCall instruction.
+
+    Attributes:
+        instruction: its index in the chain; chain: the chain's index.
+        op_index: index into the method's operators; operator: its full name.
+        args: the value indices passed (the kernel's stack, inputs and outputs).
+    """
+
+    chain: int
+    instruction: int
+    op_index: int
+    operator: str
+    args: tuple[int, ...]
+
+    @property
+    def arg_count(self) -> int:
+        """How many values the call puts on the kernel's stack."""
+        return len(self.args)
+
+
+@dataclass(frozen=True)
+class DelegateCall:
+    """One DelegateCall instruction: `delegate_id` is the backend id ("" if unknown)."""
+
+    chain: int
+    instruction: int
+    delegate_index: int
+    delegate_id: str
+    args: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Method:
+    """One execution plan.
+
+    Attributes:
+        name: the method name ("forward").
+        operators: the operator table, in order.
+        kernel_calls, delegate_calls: those instructions, in execution order.
+        instruction_count: every instruction in every chain (moves, jumps, frees too).
+        delegates: backend ids of the method's delegates.
+        value_count: entries of the values table; inputs, outputs: value indices.
+    """
+
+    name: str
+    operators: tuple[Operator, ...]
+    kernel_calls: tuple[KernelCall, ...]
+    delegate_calls: tuple[DelegateCall, ...]
+    instruction_count: int
+    delegates: tuple[str, ...]
+    value_count: int
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Program:
+    """A decoded `.pte`: file identifier, schema version, header, methods, segments."""
+
+    file_identifier: str
+    version: int
+    extended_header: ExtendedHeader | None
+    methods: tuple[Method, ...]
+    segment_count: int
+
+    def method(self, name: str) -> Method:
+        """The method called `name`. Raises KeyError when there is none."""
+        for m in self.methods:
+            if m.name == name:
+                return m
+        raise KeyError(name)
+
+    @property
+    def operators(self) -> list[str]:
+        """Full names of every operator any method lists, sorted, without duplicates."""
+        return sorted({op.full_name for m in self.methods for op in m.operators})
+
+
+def _extended_header(data: bytes) -> ExtendedHeader | None:
+    if len(data) < 16 or data[8:12] != b"eh00":
+        return None
+    length = struct.unpack_from("<I", data, 12)[0]
+    if length < 24 or 8 + length > len(data):
+        raise PteError(f"offset 12: extended header length {length} is invalid")
+    program_size, segment_base = struct.unpack_from("<QQ", data, 16)
+    segment_size = struct.unpack_from("<Q", data, 32)[0] if length >= 32 else 0
+    if program_size > len(data):
+        raise PteError(
+            f"offset 16: the extended header says the program is {program_size} bytes, "
+            f"the file has {len(data)} (truncated?)"
+        )
+    if segment_base and segment_base + segment_size > len(data):
+        raise PteError(
+            f"offset 24: segments end at {segment_base + segment_size}, "
+            f"the file has {len(data)} bytes (truncated?)"
+        )
+    return ExtendedHeader(program_size, segment_base, segment_size)
+
+
+def _int_tuple(value: Any) -> tuple[int, ...]:
+    return tuple(value) if value is not None else ()
+
+
+def read_program(pte_bytes: bytes, schema: Schema) -> Program:
+    """Decode an ExecuTorch `.pte` against `schema` (from `load_schema`).
+
+    Args:
+        pte_bytes: the whole file. A flatbuffer whose root offset is at byte 0; the
+            extended header, when present, starts at byte 8.
+
+    Returns:
+        Program with every method's operators, kernel calls (operator full name and
+        argument indices), delegate calls and instruction count.
+
+    Raises:
+        PteError: bad identifier, truncated buffer, offsets out of range, an operator
+            index outside the operator table, or more structure than the bytes can hold.
+    """
+    data = bytes(pte_bytes)
+    header = _extended_header(data)
+    root = read_root(data, schema)
+    if root.table.name != "Program":
+        raise SchemaError(f"the schema's root_type is {root.table.name}, not Program")
+    methods: list[Method] = []
+    for plan in root["execution_plan"] or []:
+        methods.append(_read_method(plan))
+    return Program(
+        file_identifier=data[4:8].decode("latin-1"),
+        version=int(root["version"]),
+        extended_header=header,
+        methods=tuple(methods),
+        segment_count=len(root["segments"] or []),
+    )
+
+
+def _read_method(plan: TableView) -> Method:
+    name = plan["name"] or ""
+    operators = tuple(
+        Operator(op["name"] or "", op["overload"] or "") for op in plan["operators"] or []
+    )
+    delegates = tuple(d["id"] or "" for d in plan["delegates"] or [])
+    kernel_calls: list[KernelCall] = []
+    delegate_calls: list[DelegateCall] = []
+    count = 0
+    for c, chain in enumerate(plan["chains"] or []):
+        for i, instruction in enumerate(chain["instructions"] or []):
+            count += 1
+            kind = instruction.union_type("instr_args")
+            args = instruction["instr_args"]
+            if kind == "KernelCall":
+                index = int(args["op_index"])
+                if not 0 <= index < len(operators):
+                    raise PteError(
+                        f"offset {args.pos}: method {name!r} chain {c} instruction {i} calls "
+                        f"operator {index}, the operator table has {len(operators)}"
+                    )
+                call = KernelCall(c, i, index, operators[index].full_name, _int_tuple(args["args"]))
+                kernel_calls.append(call)
+            elif kind == "DelegateCall":
+                index = int(args["delegate_index"])
+                if not 0 <= index < len(delegates):
+                    raise PteError(
+                        f"offset {args.pos}: method {name!r} chain {c} instruction {i} calls "
+                        f"delegate {index}, the method has {len(delegates)}"
+                    )
+                delegate_calls.append(
+                    DelegateCall(c, i, index, delegates[index], _int_tuple(args["args"]))
+                )
+    values = plan["values"]
+    return Method(
+        name=name,
+        operators=operators,
+        kernel_calls=tuple(kernel_calls),
+        delegate_calls=tuple(delegate_calls),
+        instruction_count=count,
+        delegates=delegates,
+        value_count=len(values) if values is not None else 0,
+        inputs=_int_tuple(plan["inputs"]),
+        outputs=_int_tuple(plan["outputs"]),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# model.h
+
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_C_KEYWORDS = frozenset(
+    (
+        "alignas",
+        "alignof",
+        "and",
+        "asm",
+        "auto",
+        "bool",
+        "break",
+        "case",
+        "catch",
+        "char",
+        "class",
+        "const",
+        "constexpr",
+        "continue",
+        "decltype",
+        "default",
+        "delete",
+        "do",
+        "double",
+        "else",
+        "enum",
+        "explicit",
+        "export",
+        "extern",
+        "false",
+        "float",
+        "for",
+        "friend",
+        "goto",
+        "if",
+        "inline",
+        "int",
+        "long",
+        "mutable",
+        "namespace",
+        "new",
+        "noexcept",
+        "not",
+        "nullptr",
+        "operator",
+        "or",
+        "private",
+        "protected",
+        "public",
+        "register",
+        "return",
+        "short",
+        "signed",
+        "sizeof",
+        "static",
+        "struct",
+        "switch",
+        "template",
+        "this",
+        "throw",
+        "true",
+        "try",
+        "typedef",
+        "typeid",
+        "typename",
+        "union",
+        "unsigned",
+        "using",
+        "virtual",
+        "void",
+        "volatile",
+        "while",
+    )
+)
+
+
+def is_c_identifier(name: str) -> bool:
+    """Whether `name` can be used verbatim as a C++ variable name."""
+    return bool(_C_IDENTIFIER.match(name)) and name not in _C_KEYWORDS
+
+
+def model_h(pte_bytes: bytes, *, name: str = "model_pte", source: str = "model.pte") -> str:
+    """The C++ header text a sketch includes to get the program bytes.
+
+    Declares `alignas(16) const uint8_t <name>[]` (plain read-only data: no section
+    attribute, so every Arduino core's linker script places it in flash) and
+    `const size_t <name>_size = sizeof(<name>)`. A comment records the byte count and
+    SHA-256 so `pte_from_model_h` can recover and verify the exact bytes. Deterministic:
+    the same input gives the same text.
+
+    Args:
+        pte_bytes: the `.pte` file contents.
+        name: the array name; must be a C identifier.
+        source: the file name recorded in the banner (one line of text).
+
+    Raises:
+        ValueError: `name` is not a C identifier, or `source` spans lines.
+    """
+    if not is_c_identifier(name):
+        raise ValueError(
+            f"array name {name!r} is not a C identifier: it is emitted verbatim, so "
+            "anything else fails to compile; use letters, digits and _"
+        )
+    if "\n" in source or "\r" in source:
+        raise ValueError(f"source {source!r} must be one line")
+    data = bytes(pte_bytes)
+    digest = hashlib.sha256(data).hexdigest()
+    lines = [
+        f"// Generated from {source} by et_pte.py (extras/tools). Do not edit.",
+        "// Regenerate: python3 extras/tools/pte_to_header.py MODEL.pte -o model.h"
+        + (f" --name {name}" if name != "model_pte" else ""),
+        f"// {name}: {len(data)} bytes, sha256 {digest}",
+        "#pragma once",
+        "",
+        "#include <stddef.h>",
+        "#include <stdint.h>",
+        "",
+        "// 16-byte aligned: ExecuTorch reads tensors and the flatbuffer in place.",
+        f"alignas(16) const uint8_t {name}[] = {{",
+    ]
+    for i in range(0, len(data), 16):
+        lines.append("    " + ", ".join(f"0x{b:02x}" for b in data[i : i + 16]) + ",")
+    lines.append("};")
+    lines.append(f"const size_t {name}_size = sizeof({name});")
+    return "\n".join(lines) + "\n"
+
+
+_ARRAY = re.compile(r"\b(?P<name>[A-Za-z_]\w*)\s*\[\s*\d*\s*\]\s*=\s*\{(?P<body>[^}]*)\}", re.S)
+_DIGEST = re.compile(r"//\s*(?P<name>\w+):\s*(?P<size>\d+) bytes, sha256 (?P<sha>[0-9a-f]{64})")
+
+
+def pte_from_model_h(text: str, *, name: str | None = None) -> bytes:
+    """Recover the `.pte` bytes from a `model.h` (ours, or any `uint8_t NAME[] = {0x..}`).
+
+    Args:
+        text: the header text.
+        name: the array to read; None: the one named in our size/sha256 comment, else
+            the first byte array in the file.
+
+    Returns:
+        The bytes, verified against the recorded size and SHA-256 when the header has them.
+
+    Raises:
+        PteError: no such array, a value that is not a byte, or a size/hash mismatch.
+    """
+    recorded = {m.group("name"): m for m in _DIGEST.finditer(text)}
+    if name is None and recorded:
+        name = next(iter(recorded))
+    for m in _ARRAY.finditer(text):
+        if name is not None and m.group("name") != name:
+            continue
+        body = re.sub(r"//[^\n]*|/\*.*?\*/", " ", m.group("body"), flags=re.S)
+        items = [t.strip() for t in body.split(",") if t.strip()]
+        out = bytearray()
+        for item in items:
+            try:
+                value = int(item, 0)
+            except ValueError:
+                raise PteError(f"array {m.group('name')}: {item!r} is not a number") from None
+            if not 0 <= value <= 255:
+                raise PteError(f"array {m.group('name')}: {item!r} is not a byte")
+            out.append(value)
+        data = bytes(out)
+        check = recorded.get(m.group("name"))
+        if check is not None:
+            if len(data) != int(check.group("size")):
+                raise PteError(
+                    f"array {m.group('name')} has {len(data)} bytes, its comment says "
+                    f"{check.group('size')}: the header was edited or truncated"
+                )
+            if hashlib.sha256(data).hexdigest() != check.group("sha"):
+                raise PteError(
+                    f"array {m.group('name')}: SHA-256 differs from the one recorded: "
+                    "the header was edited"
+                )
+        return data
+    wanted = f"array {name!r}" if name else "a byte array"
+    raise PteError(f"no {wanted} found in the header")
+
+
+# ---------------------------------------------------------------------------------------
+# Model check
+
+_KERNEL_START = re.compile(r'\bKernel\s*\(\s*"(?P<name>[^"]+)"')
+_STACK_SIZE = re.compile(r"stack\.size\(\)\s*==\s*(?P<n>\d+)")
+REGISTRATION_GLOB = "Register*Kernels*.cpp"
+
+
+def registered_kernels(codegen_dir: str | Path) -> dict[str, int]:
+    """Operators the library registers and the argument count each kernel wrapper demands.
+
+    Reads ExecuTorch's generated registration sources (`Register*Kernels*.cpp` under
+    `codegen_dir`), where every kernel is written as (codegen/templates via
+    `codegen/gen.py`):
+
+        Kernel(
+            "aten::add.out",
+            [](torch::executor::KernelRuntimeContext & context, Span<EValue*> stack) {
+                ET_KERNEL_CHECK_MSG(context, stack.size() == 5, InvalidProgram, ...
+
+    Returns:
+        operator full name ("aten::add.out") -> stack size the wrapper accepts.
+
+    Raises:
+        RegistrationError: no registration sources; sources present but no kernel or no
+            `stack.size() == N` found (the codegen format changed: a bug in this tool,
+            not a passing check); one operator registered with two different counts.
+    """
+    folder = Path(codegen_dir)
+    sources = sorted(folder.glob(REGISTRATION_GLOB))
+    if not sources:
+        raise RegistrationError(
+            f"no kernel registration sources ({REGISTRATION_GLOB}) under {folder}; "
+            "is this a generated library?"
+        )
+    kernels: dict[str, int] = {}
+    for path in sources:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        starts = list(_KERNEL_START.finditer(text))
+        for k, m in enumerate(starts):
+            end = starts[k + 1].start() if k + 1 < len(starts) else len(text)
+            size = _STACK_SIZE.search(text, m.end(), end)
+            op = m.group("name")
+            if size is None:
+                raise RegistrationError(
+                    f"{path}: kernel {op} has no `stack.size() == N` check; the ExecuTorch "
+                    "codegen format changed and et_pte.py needs updating (a bug in this "
+                    "tool, not a passing check)"
+                )
+            n = int(size.group("n"))
+            if kernels.get(op, n) != n:
+                raise RegistrationError(
+                    f"{path}: {op} is registered with {kernels[op]} and {n} arguments; "
+                    "the library is inconsistent"
+                )
+            kernels[op] = n
+    if not kernels:
+        names = ", ".join(p.name for p in sources)
+        raise RegistrationError(
+            f'found no `Kernel("op", ... stack.size() == N` registrations in {names}; '
+            "the ExecuTorch codegen format changed and et_pte.py needs updating (a bug in "
+            "this tool, not a passing check)"
+        )
+    return kernels
+
+
+#: Said with every problem: why a model and a library disagree.
+LIKELY_CAUSE = (
+    "the model was exported with a different ExecuTorch commit than the one the library "
+    "was built from (see the pin in extras/PROVENANCE.txt); re-export the model with that "
+    "commit, or regenerate the library from the exporter's commit"
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason a model would fail on the library.
+
+    Attributes:
+        method: the method ("forward"); operator: its full name.
+        error: the ExecuTorch error the runtime would return: "OperatorMissing" (at
+            `Method::load`) or "InvalidProgram" (at `Method::execute`).
+        code: that error's value (0x14 or 0x23).
+        model_args: arguments the model's call supplies.
+        library_args: arguments the registered kernel expects (None when not registered).
+        calls: how many kernel calls in the method hit this problem.
+    """
+
+    method: str
+    operator: str
+    error: str
+    code: int
+    model_args: int
+    library_args: int | None
+    calls: int = 1
+
+    @property
+    def message(self) -> str:
+        """One line naming the operator, the numbers, the runtime error and the cause."""
+        if self.library_args is None:
+            what = (
+                f"{self.operator} is not registered in the library: Method::load fails "
+                f"with {self.error} (0x{self.code:02x})"
+            )
+        else:
+            what = (
+                f"{self.operator}: model supplies {self.model_args} arguments, library "
+                f"expects {self.library_args}: Method::execute fails with {self.error} "
+                f"(0x{self.code:02x})"
+            )
+        times = f" [{self.calls} calls in {self.method}]" if self.calls > 1 else f" [{self.method}]"
+        return f"{what}{times}; likely cause: {LIKELY_CAUSE}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields plus `message`."""
+        return {
+            "method": self.method,
+            "operator": self.operator,
+            "error": self.error,
+            "code": self.code,
+            "model_args": self.model_args,
+            "library_args": self.library_args,
+            "calls": self.calls,
+            "message": self.message,
+        }
+
+
+def check_model(program: Program, kernels: dict[str, int]) -> list[Problem]:
+    """Compare every kernel call of `program` with the library's `kernels`.
+
+    Args:
+        program: from `read_program`.
+        kernels: from `registered_kernels` (operator -> expected argument count).
+
+    Returns:
+        Problems in call order, one per (method, operator, supplied count), with how many
+        calls share it; empty when the model's kernel calls all match. Delegate calls
+        are not checked (the library registers no delegate backends by codegen).
+    """
+    found: dict[tuple[str, str, int], Problem] = {}
+    for method in program.methods:
+        for call in method.kernel_calls:
+            key = (method.name, call.operator, call.arg_count)
+            expected = kernels.get(call.operator)
+            if expected == call.arg_count:
+                continue
+            if key in found:
+                p = found[key]
+                found[key] = Problem(
+                    p.method,
+                    p.operator,
+                    p.error,
+                    p.code,
+                    p.model_args,
+                    p.library_args,
+                    p.calls + 1,
+                )
+                continue
+            if expected is None:
+                found[key] = Problem(
+                    method.name,
+                    call.operator,
+                    "OperatorMissing",
+                    ERROR_OPERATOR_MISSING,
+                    call.arg_count,
+                    None,
+                )
+            else:
+                found[key] = Problem(
+                    method.name,
+                    call.operator,
+                    "InvalidProgram",
+                    ERROR_INVALID_PROGRAM,
+                    call.arg_count,
+                    expected,
+                )
+    return list(found.values())
