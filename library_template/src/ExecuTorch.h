@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Part of the ExecuTorch Arduino library generator.
+//
+// Umbrella header: a sketch includes this (or ETModel.h) and gets the
+// ExecuTorch runtime types it needs to load a .pte held in flash and run it.
+
+#pragma once
+
+// <variant> uses std::bad_variant_access, declared in <exception>. Some
+// Arduino cores replace <new> with a version that does not pull <exception>
+// in, so it has to come before any ExecuTorch header that includes <variant>.
+#include <exception>
+
+// Build switches the generated library is made for. A sketch or a board's
+// build flags may still set them first.
+#ifndef C10_USING_CUSTOM_GENERATED_MACROS
+#define C10_USING_CUSTOM_GENERATED_MACROS
+#endif
+#ifndef ET_ENABLE_DEPRECATED_CONSTANT_BUFFER
+#define ET_ENABLE_DEPRECATED_CONSTANT_BUFFER 0
+#endif
+#ifndef FLATBUFFERS_MAX_ALIGNMENT
+#define FLATBUFFERS_MAX_ALIGNMENT 1024
+#endif
+
+// Older toolchains (GCC 7, still shipped by several Arduino cores) reject the
+// runtime's templates with long, unrelated errors. Say what is wrong instead.
+// GCC 12 is what the library is checked with; 9 is a cautious lower bound.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 9
+#error "ExecuTorch needs GCC 9 or newer; this board core's arm-none-eabi-gcc is older. Use a board whose core ships a newer toolchain."
+#endif
+
+// Arduino.h on many cores defines these as function-like macros, which then
+// rewrite declarations such as `T abs(T)` inside c10 and <complex>. Sketches
+// can use std::abs, std::min, std::max and std::round instead.
+#undef abs
+#undef min
+#undef max
+#undef round
+
+#include <executorch/extension/data_loader/buffer_data_loader.h>
+#include <executorch/runtime/core/memory_allocator.h>
+#include <executorch/runtime/executor/method.h>
+#include <executorch/runtime/executor/method_meta.h>
+#include <executorch/runtime/executor/program.h>
+#include <executorch/runtime/platform/runtime.h>
