@@ -1,0 +1,275 @@
+"""Step 1: check out a ref of a git repository into the cache, sparse and partial.
+
+Each repository (ExecuTorch, FlatBuffers, flatcc, CMSIS-NN) gets one cached clone, keyed by
+its URL, under `<cache>/repos/`. A clone is partial (`--filter=blob:none`: only the blobs of
+checked-out paths are ever fetched) and sparse (only the paths the library needs are in the
+work tree), and it is reused across runs: a commit already present is not fetched again.
+
+Only canonical upstream URLs are used; git itself applies `url.<base>.insteadOf`, which is how
+offline mirrors stand in for GitHub.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+import platformdirs
+
+from generator.errors import FatalError
+
+HEX_SHA = re.compile(r"^[0-9a-fA-F]{7,40}$")
+FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
+
+
+def default_cache_dir() -> Path:
+    """The user cache folder of this tool (platformdirs), e.g. ~/.cache/executorch-arduino."""
+    return Path(platformdirs.user_cache_dir("executorch-arduino"))
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """A work tree at one commit.
+
+    Attributes:
+        url: the repository URL as given (canonical upstream).
+        ref: the ref asked for; sha: the full SHA it resolved to.
+        path: the work tree (sparse: only `paths` are present).
+    """
+
+    url: str
+    ref: str
+    sha: str
+    path: Path
+
+    def read_text(self, relpath: str) -> str:
+        """The text of a file of the commit (from the work tree).
+
+        Raises:
+            FileNotFoundError: when the path is not in the commit or not checked out.
+        """
+        return (self.path / relpath).read_text(encoding="utf-8")
+
+
+def _slug(url: str) -> str:
+    tail = re.sub(r"[^A-Za-z0-9]+", "-", url.rstrip("/").removesuffix(".git")).strip("-")[-60:]
+    return f"{tail}-{hashlib.sha256(url.encode()).hexdigest()[:10]}"
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """One run at a time per cached clone (a second run waits)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _git_error(e: git.GitCommandError) -> str:
+    return (e.stderr or str(e)).strip().replace("stderr: ", "")
+
+
+def _open_clone(url: str, cache_dir: Path) -> git.Repo:
+    path = cache_dir / "repos" / _slug(url)
+    if (path / ".git").is_dir():
+        repo = git.Repo(path)
+        if repo.remotes.origin.url != url:
+            repo.remotes.origin.set_url(url)
+        return repo
+    repo = git.Repo.init(path, initial_branch="cache")
+    repo.create_remote("origin", url)
+    with repo.config_writer() as cfg:
+        cfg.set_value('remote "origin"', "promisor", "true")
+        cfg.set_value('remote "origin"', "partialclonefilter", "blob:none")
+        cfg.set_value("core", "sparseCheckout", "true")
+        cfg.set_value("advice", "detachedHead", "false")
+    return repo
+
+
+def _has_commit(repo: git.Repo, rev: str) -> str | None:
+    try:
+        return str(repo.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}"))
+    except git.GitCommandError:
+        return None
+
+
+def _ls_remote(repo: git.Repo, url: str) -> dict[str, str]:
+    """Map of remote ref name -> SHA (tags peeled to their commit)."""
+    try:
+        out = repo.git.ls_remote("origin")
+    except git.GitCommandError as e:
+        raise FatalError(
+            f"cannot reach {url}: {_git_error(e)}. Check the URL and your network, or map it "
+            "to a local mirror with git's url.<base>.insteadOf (see README, 'Local mirrors')"
+        ) from None
+    refs: dict[str, str] = {}
+    for line in out.splitlines():
+        sha, _, name = line.partition("\t")
+        if name.endswith("^{}"):
+            refs[name[:-3]] = sha  # the peeled commit of an annotated tag wins
+        else:
+            refs.setdefault(name, sha)
+    return refs
+
+
+def _fetch(repo: git.Repo, url: str, what: str, *, depth: int | None = 1) -> None:
+    args = ["--filter=blob:none", "--no-tags", "origin", what]
+    if depth is not None:
+        args.insert(0, f"--depth={depth}")
+    try:
+        repo.git.fetch(*args)
+    except git.GitCommandError as e:
+        raise FatalError(f"cannot fetch {what} from {url}: {_git_error(e)}") from None
+
+
+def resolve_and_fetch(repo: git.Repo, url: str, ref: str) -> str:
+    """Resolve `ref` (branch, tag, full or short SHA) to a full SHA present in `repo`.
+
+    Branch and tag names are looked up on the remote (so a moving branch is re-resolved on
+    every run); SHAs are used as given and fetched only when missing. A short SHA unknown to
+    the cache needs history: the remote's branches are fetched (commits and trees only).
+
+    Raises:
+        FatalError: when the ref exists neither as a branch, a tag nor a commit.
+    """
+    if ref.startswith("refs/"):
+        candidates = [ref]
+    else:
+        candidates = [f"refs/heads/{ref}", f"refs/tags/{ref}"]
+    if not (FULL_SHA.match(ref) and _has_commit(repo, ref)):
+        remote = _ls_remote(repo, url)
+        for name in candidates:
+            if name in remote:
+                sha = remote[name]
+                if not _has_commit(repo, sha):
+                    _fetch(repo, url, name)
+                found = _has_commit(repo, sha)
+                if found:
+                    return found
+    if HEX_SHA.match(ref):
+        sha = ref.lower()
+        found = _has_commit(repo, sha)
+        if found:
+            return found
+        if FULL_SHA.match(sha):
+            try:
+                _fetch(repo, url, sha)
+            except FatalError:
+                pass
+        else:
+            # A short SHA cannot be asked for by name: bring the branches' history.
+            try:
+                repo.git.fetch(
+                    "--filter=blob:none", "--no-tags", "origin",
+                    "+refs/heads/*:refs/remotes/origin/*",
+                )
+            except git.GitCommandError:
+                pass
+        found = _has_commit(repo, sha)
+        if found:
+            return found
+    raise FatalError(
+        f"{url} has no branch, tag or commit named {ref!r}. Give a branch (e.g. main), a tag "
+        "(e.g. v1.4.1) or a commit SHA that exists there"
+    )
+
+
+def checkout(
+    url: str,
+    ref: str,
+    paths: Sequence[str],
+    cache_dir: Path,
+) -> Checkout:
+    """Check out `paths` of `ref` of `url` into the cached clone.
+
+    Args:
+        url: repository URL (canonical upstream; insteadOf applies).
+        ref: branch, tag, full or short SHA.
+        paths: the paths the library needs (files or folders, relative to the repo root).
+        cache_dir: cache root; the clone lives under `<cache_dir>/repos/`.
+    Returns:
+        The checkout; its work tree holds only `paths` (sparse, non-cone patterns).
+    Raises:
+        FatalError: unknown ref, unreachable URL, or a fetch that failed.
+    """
+    repo_path = cache_dir / "repos" / _slug(url)
+    with _locked(repo_path):
+        repo = _open_clone(url, cache_dir)
+        sha = resolve_and_fetch(repo, url, ref)
+        patterns = sorted({"/" + p.strip("/") for p in paths})
+        try:
+            repo.git.sparse_checkout("set", "--no-cone", *patterns)
+            repo.git.checkout("--force", "--detach", sha)
+            # Files of the previous pin that the new one lacks must not linger.
+            repo.git.clean("-ffdxq")
+        except git.GitCommandError as e:
+            raise FatalError(
+                f"cannot check out {sha[:12]} of {url}: {_git_error(e)}. The cached clone at "
+                f"{repo_path} may be damaged: delete it and run again"
+            ) from None
+        # Make sure the checked-out paths are exactly this commit's (checkout is incremental).
+        tree_sha = repo.head.commit.hexsha
+        if tree_sha != sha:
+            raise FatalError(f"checkout of {url} landed on {tree_sha}, expected {sha}")
+        return Checkout(url=url, ref=ref, sha=sha, path=repo_path)
+
+
+def gitlink(co: Checkout, path: str) -> str:
+    """The commit a superproject pins for the submodule at `path` (its gitlink).
+
+    Raises:
+        FatalError: when the commit has no submodule at `path`.
+    """
+    repo = git.Repo(co.path)
+    try:
+        line = repo.git.ls_tree(co.sha, "--", path)
+    except git.GitCommandError:
+        line = ""
+    parts = line.split()
+    if len(parts) < 3 or parts[0] != "160000":
+        raise FatalError(
+            f"{co.url} at {co.sha[:12]} has no submodule at {path}; this ref is not "
+            "ExecuTorch-shaped (expected a gitlink there)"
+        )
+    return parts[2]
+
+
+def submodule_url(co: Checkout, path: str) -> str:
+    """The URL `.gitmodules` gives for the submodule at `path` (canonical upstream).
+
+    Raises:
+        FatalError: when `.gitmodules` does not name it.
+    """
+    repo = git.Repo(co.path)
+    try:
+        text = repo.git.show(f"{co.sha}:.gitmodules")
+    except git.GitCommandError:
+        text = ""
+    current: str | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("[submodule"):
+            current = None
+        elif line.startswith("path") and line.split("=", 1)[1].strip() == path:
+            current = path
+        elif line.startswith("url") and current == path:
+            return line.split("=", 1)[1].strip()
+    # `path` may come after `url` in a section: a second pass, by section.
+    for section in re.split(r"^\[submodule", text, flags=re.M):
+        fields = dict(
+            (k.strip(), v.strip())
+            for k, _, v in (ln.partition("=") for ln in section.splitlines())
+            if _
+        )
+        if fields.get("path") == path and "url" in fields:
+            return fields["url"]
+    raise FatalError(f".gitmodules of {co.url} at {co.sha[:12]} does not list {path}")

@@ -1,0 +1,118 @@
+"""What each vendored component is: read from `vendored/*.yaml` (data, not code)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from generator import PROJECT_ROOT
+from generator.checkout import Checkout, gitlink, submodule_url
+from generator.errors import FatalError
+
+VENDORED_DIR = PROJECT_ROOT / "vendored"
+
+
+@dataclass(frozen=True)
+class CopyRule:
+    """Copy files matching `include` (minus `exclude`) below `source` to `dest`.
+
+    Globs are relative to `source`; `**` matches any number of folders.
+    """
+
+    source: str
+    dest: str
+    include: tuple[str, ...]
+    exclude: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Component:
+    """One vendored component (see vendored/README.md for the keys)."""
+
+    key: str
+    name: str
+    owner: str
+    url: str
+    pin: dict[str, str]
+    license: str
+    license_file: str
+    license_dest: str
+    location: str
+    checkout: tuple[str, ...]
+    files: tuple[CopyRule, ...]
+
+
+def _rule(raw: dict[str, Any]) -> CopyRule:
+    return CopyRule(
+        source=str(raw["from"]),
+        dest=str(raw["to"]),
+        include=tuple(raw.get("include", ["**/*"])),
+        exclude=tuple(raw.get("exclude", [])),
+    )
+
+
+def load_component(key: str, folder: Path = VENDORED_DIR) -> Component:
+    """Read `vendored/<key>.yaml`.
+
+    Raises:
+        FatalError: when the file is missing or lacks a required key.
+    """
+    path = folder / f"{key}.yaml"
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return Component(
+            key=key,
+            name=raw["name"],
+            owner=raw.get("owner", ""),
+            url=raw["url"],
+            pin=dict(raw["pin"]),
+            license=raw["license"],
+            license_file=raw["license_file"],
+            license_dest=raw.get(
+                "license_dest", f"extras/THIRD_PARTY_LICENSES/{raw['name']}-LICENSE.txt"
+            ),
+            location=raw.get("location", ""),
+            checkout=tuple(raw["checkout"]),
+            files=tuple(_rule(r) for r in raw.get("files", [])),
+        )
+    except (OSError, KeyError, TypeError, yaml.YAMLError) as e:
+        raise FatalError(f"{path} is not a valid component description: {e!r}") from None
+
+
+THIRD_PARTY = ("flatbuffers", "flatcc", "cmsis-nn")
+
+
+def pinned_revision(component: Component, executorch: Checkout) -> tuple[str, str]:
+    """The (url, revision) of `component` that the ExecuTorch checkout pins.
+
+    `gitlink`: the submodule commit and the URL `.gitmodules` gives (canonical upstream).
+    `cmake`: the 40-hex SHA that `variable` is set to in `file`.
+
+    Raises:
+        FatalError: when the tree does not pin it the expected way.
+    """
+    kind = component.pin["kind"]
+    if kind == "gitlink":
+        path = component.pin["path"]
+        return submodule_url(executorch, path), gitlink(executorch, path)
+    if kind == "cmake":
+        file, variable = component.pin["file"], component.pin["variable"]
+        try:
+            text = executorch.read_text(file)
+        except FileNotFoundError:
+            raise FatalError(
+                f"ExecuTorch at {executorch.sha[:12]} has no {file}, which pins "
+                f"{component.name}; this ref predates the Cortex-M backend (try a newer ref)"
+            ) from None
+        match = re.search(rf"set\(\s*{re.escape(variable)}\s+\"?([0-9a-fA-F]{{40}})\"?", text)
+        if not match:
+            raise FatalError(
+                f"{file} at {executorch.sha[:12]} does not set {variable} to a 40-hex commit; "
+                f"cannot tell which {component.name} revision to vendor"
+            )
+        return component.url, match.group(1).lower()
+    raise FatalError(f"vendored/{component.key}.yaml: unknown pin kind {kind!r}")

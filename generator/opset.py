@@ -1,0 +1,227 @@
+"""Step 2: the op set, i.e. which operators the library registers.
+
+Registering every portable operator costs about 1.58 MB of text, twice the UNO Q's flash, so
+the op set is chosen at generation time and recorded in extras/PROVENANCE.txt.
+
+The default op set is every Cortex-M backend operator (each entry of the ref's
+`backends/cortex_m/ops/operators.yaml`) plus the portable root ops a quantized CNN needs
+(`DEFAULT_ROOT_OPS`). `--ops` replaces the root ops, `--all-ops` takes every portable op, and
+`--ops-from-pte` takes exactly the operators the given `.pte` files call.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from generator.errors import FatalError
+
+PORTABLE_YAML = "kernels/portable/functions.yaml"
+CORTEX_M_YAML = "backends/cortex_m/ops/operators.yaml"
+PORTABLE_OPS_DIR = "kernels/portable/cpu"
+CORTEX_M_OPS_DIR = "backends/cortex_m/ops"
+
+#: Portable ops a quantized CNN lowered with the Cortex-M backend still needs.
+#: dim_order_ops are not optional: the Cortex-M lowering emits _clone_dim_order in place of
+#: aten::clone for channels-last models.
+DEFAULT_ROOT_OPS: tuple[str, ...] = (
+    "aten::add.out",
+    "aten::mul.out",
+    "aten::sub.out",
+    "aten::div.out",
+    "aten::view_copy.out",
+    "aten::permute_copy.out",
+    "aten::clone.out",
+    "aten::cat.out",
+    "aten::slice_copy.Tensor_out",
+    "aten::_softmax.out",
+    "aten::mean.out",
+    "aten::relu.out",
+    "dim_order_ops::_clone_dim_order.out",
+    "dim_order_ops::_to_dim_order_copy.out",
+)
+
+
+@dataclass(frozen=True)
+class OpEntry:
+    """One operator of a kernel yaml.
+
+    Attributes:
+        name: full operator name, namespace included, e.g. "aten::add.out".
+        kernel: the C++ function implementing it, without namespace, e.g. "add_out".
+        source: the yaml it came from, relative to the ExecuTorch root.
+    """
+
+    name: str
+    kernel: str
+    source: str
+
+
+@dataclass(frozen=True)
+class OpSet:
+    """The operators a library registers.
+
+    Attributes:
+        ops: every selected operator (portable and Cortex-M), sorted.
+        mode: "default", "ops", "all-ops" or "ops-from-pte".
+        root_ops: the portable root ops asked for (empty for all-ops).
+    """
+
+    ops: tuple[str, ...]
+    mode: str
+    root_ops: tuple[str, ...]
+
+    def describe(self) -> str:
+        """One line for PROVENANCE and the summary."""
+        if self.mode == "all-ops":
+            return "every portable op and every Cortex-M op"
+        if self.mode == "ops-from-pte":
+            return "exactly the operators the given .pte files call"
+        what = "default root ops" if self.mode == "default" else "root ops from --ops"
+        return f"every Cortex-M op + {what}"
+
+
+_FUNC = re.compile(r"^\s*([\w:]+(?:\.\w+)?)\s*\(")
+
+
+def _full_name(raw: str) -> str:
+    return raw if "::" in raw else f"aten::{raw}"
+
+
+def read_op_yaml(root: Path, relpath: str) -> list[OpEntry]:
+    """Parse a kernel yaml (`op: add.out` or `func: ns::name.overload(...)` entries).
+
+    Raises:
+        FatalError: when the file is missing or malformed.
+    """
+    path = root / relpath
+    try:
+        entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    except FileNotFoundError:
+        raise FatalError(
+            f"the ExecuTorch tree has no {relpath}; this ref is too old for the Arduino "
+            "library (the Cortex-M backend is needed), pick a newer ref"
+        ) from None
+    except yaml.YAMLError as e:
+        raise FatalError(f"{relpath} is not valid YAML: {e}") from None
+    ops: list[OpEntry] = []
+    for entry in entries:
+        if "op" in entry:
+            name = _full_name(str(entry["op"]))
+        else:
+            match = _FUNC.match(str(entry.get("func", "")))
+            if not match:
+                raise FatalError(f"{relpath}: cannot read operator entry {entry!r}")
+            name = _full_name(match.group(1))
+        kernels = entry.get("kernels") or [{}]
+        kernel = str(kernels[0].get("kernel_name", "")).split("::")[-1]
+        ops.append(OpEntry(name=name, kernel=kernel, source=relpath))
+    return ops
+
+
+def _unknown(names: Iterable[str], known: Sequence[str], what: str) -> FatalError:
+    lines = []
+    for name in names:
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        lines.append(f"  {name}{hint}")
+    return FatalError(
+        f"unknown operator(s) in {what}:\n"
+        + "\n".join(lines)
+        + "\nOperator names are full schema names such as aten::add.out; the known ones are in "
+        f"{PORTABLE_YAML} and {CORTEX_M_YAML} of the ref"
+    )
+
+
+def select_op_set(
+    root: Path,
+    *,
+    ops: Sequence[str] | None = None,
+    all_ops: bool = False,
+    pte_ops: Sequence[str] | None = None,
+) -> OpSet:
+    """Choose the op set for the ExecuTorch tree at `root`.
+
+    Args:
+        root: ExecuTorch checkout.
+        ops: `--ops` root ops replacing the default ones.
+        all_ops: `--all-ops`.
+        pte_ops: operators called by the `--ops-from-pte` files (already decoded).
+    Raises:
+        FatalError: an unknown operator name (with close matches listed), or no op at all.
+    """
+    portable = read_op_yaml(root, PORTABLE_YAML)
+    cortex_m = read_op_yaml(root, CORTEX_M_YAML)
+    known = sorted({o.name for o in portable} | {o.name for o in cortex_m})
+    cortex_names = tuple(sorted(o.name for o in cortex_m))
+    if all_ops:
+        return OpSet(tuple(known), "all-ops", ())
+    if pte_ops is not None:
+        unknown = sorted(set(pte_ops) - set(known))
+        if unknown:
+            raise _unknown(unknown, known, "the --ops-from-pte models (no kernel for them)")
+        if not pte_ops:
+            raise FatalError("the --ops-from-pte models call no operator; check the files")
+        portable_names = {o.name for o in portable}
+        roots = tuple(sorted(set(pte_ops) & portable_names))
+        return OpSet(tuple(sorted(set(pte_ops))), "ops-from-pte", roots)
+    roots = tuple(ops) if ops is not None else DEFAULT_ROOT_OPS
+    unknown = [o for o in roots if o not in known]
+    if unknown:
+        raise _unknown(unknown, known, "--ops" if ops is not None else "the default root ops")
+    return OpSet(
+        tuple(sorted(set(roots) | set(cortex_names))),
+        "ops" if ops is not None else "default",
+        tuple(roots),
+    )
+
+
+def _definition(kernel: str) -> re.Pattern[str]:
+    # `Tensor& add_out(`, `std::tuple<...> max_out(`, `void split_copy_Tensor_out(`, or a
+    # pattern macro `DEFINE_UNARY_UFUNC_...(acos_out, std::acos)`.
+    k = re.escape(kernel)
+    return re.compile(rf"(?:(?:[&>]|\bvoid)\s*{k}\s*\(|\(\s*{k}\s*,)")
+
+
+def kernel_sources(root: Path, op_set: OpSet) -> dict[str, str]:
+    """Map each selected operator to the `op_*.cpp` that defines its kernel.
+
+    Portable kernels are looked up in kernels/portable/cpu, Cortex-M ones in
+    backends/cortex_m/ops, by the kernel function the yaml names.
+
+    Returns:
+        operator name -> source path relative to `root`.
+    Raises:
+        FatalError: when no source, or more than one, defines a selected kernel.
+    """
+    result: dict[str, str] = {}
+    selected = set(op_set.ops)
+    for yaml_path, folder in ((PORTABLE_YAML, PORTABLE_OPS_DIR), (CORTEX_M_YAML, CORTEX_M_OPS_DIR)):
+        sources = {
+            p: p.read_text(encoding="utf-8", errors="replace")
+            for p in sorted((root / folder).glob("op_*.cpp"))
+        }
+        for entry in read_op_yaml(root, yaml_path):
+            if entry.name not in selected:
+                continue
+            pattern = _definition(entry.kernel)
+            hits = [p for p, text in sources.items() if pattern.search(text)]
+            if len(hits) != 1:
+                found = ", ".join(str(h.relative_to(root)) for h in hits) or "none"
+                raise FatalError(
+                    f"cannot tell which source implements {entry.name} (kernel {entry.kernel}) "
+                    f"in {folder}: found {found}. The tree's layout changed; this is a bug in "
+                    "the generator's op source lookup"
+                )
+            result[entry.name] = str(hits[0].relative_to(root))
+    return result
+
+
+def available_op_sources(root: Path) -> int:
+    """How many portable `op_*.cpp` sources the tree has (for the summary and benchmark)."""
+    return len(list((root / PORTABLE_OPS_DIR).glob("op_*.cpp")))
