@@ -52,6 +52,7 @@ __all__ = [
     "ExtendedHeader",
     "KernelCall",
     "Method",
+    "ModelResult",
     "Operator",
     "Problem",
     "Program",
@@ -59,7 +60,10 @@ __all__ = [
     "RegistrationError",
     "Schema",
     "SchemaError",
+    "check_library",
     "check_model",
+    "check_program_bytes",
+    "example_names",
     "load_schema",
     "model_h",
     "parse_schema",
@@ -1466,3 +1470,149 @@ def check_model(program: Program, kernels: dict[str, int]) -> list[Problem]:
                     expected,
                 )
     return list(found.values())
+
+
+# ---------------------------------------------------------------------------------------
+# A generated library's examples
+
+#: Where things are in a generated library; must match generator/layout.py (a test checks).
+LIBRARY_SCHEMA_DIR = "extras/schema"
+LIBRARY_CODEGEN_DIR = "src/executorch/codegen"
+LIBRARY_EXAMPLES_DIR = "examples"
+MODEL_HEADER = "model.h"
+
+
+@dataclass(frozen=True)
+class ModelResult:
+    """The check of one model against a library.
+
+    Attributes:
+        name: the example name, or the `.pte` file name for `--pte` models.
+        source: the file read (`examples/<Name>/model.h` or the `.pte`).
+        methods: method names; operators: operators its kernel calls use, sorted.
+        kernel_calls: number of kernel calls over all methods.
+        problems: what would fail on the board (empty when it matches).
+        error: why the model could not be read at all ("" when it could).
+    """
+
+    name: str
+    source: str
+    methods: tuple[str, ...] = ()
+    operators: tuple[str, ...] = ()
+    kernel_calls: int = 0
+    problems: tuple[Problem, ...] = ()
+    error: str = ""
+
+    @property
+    def passed(self) -> bool:
+        """Readable and without problems."""
+        return not self.error and not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields plus `passed`."""
+        return {
+            "name": self.name,
+            "source": self.source,
+            "passed": self.passed,
+            "methods": list(self.methods),
+            "operators": list(self.operators),
+            "kernel_calls": self.kernel_calls,
+            "problems": [p.to_dict() for p in self.problems],
+            "error": self.error,
+        }
+
+
+def example_names(library_dir: str | Path) -> list[str]:
+    """The examples of a library: folders `examples/<Name>/` holding `<Name>.ino`, sorted."""
+    folder = Path(library_dir) / LIBRARY_EXAMPLES_DIR
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if (p / f"{p.name}.ino").is_file())
+
+
+def check_program_bytes(
+    name: str, source: str, data: bytes, schema: Schema, kernels: dict[str, int]
+) -> ModelResult:
+    """Decode `data` (a `.pte`) and check it against `kernels`; never raises PteError.
+
+    Returns:
+        ModelResult; an unreadable program gives `error` set and `passed` False.
+    """
+    try:
+        program = read_program(data, schema)
+    except PteError as e:
+        return ModelResult(name, source, error=f"not a readable .pte: {e}")
+    calls = [c for m in program.methods for c in m.kernel_calls]
+    return ModelResult(
+        name,
+        source,
+        methods=tuple(m.name for m in program.methods),
+        operators=tuple(sorted({c.operator for c in calls})),
+        kernel_calls=len(calls),
+        problems=tuple(check_model(program, kernels)),
+    )
+
+
+def check_library(
+    library_dir: str | Path,
+    examples: list[str] | None = None,
+    ptes: list[str | Path] | None = None,
+) -> list[ModelResult]:
+    """Check a generated library's example models (or given `.pte` files) against it.
+
+    Decodes each `examples/<Name>/model.h` (or each of `ptes`) against
+    `extras/schema/program.fbs` and compares its kernel calls with the registration in
+    `src/executorch/codegen/`.
+
+    Args:
+        library_dir: the library root (holds library.properties).
+        examples: example names to check; None: every example (see `example_names`).
+            Ignored when `ptes` is given.
+        ptes: `.pte` files to check instead of the examples' models.
+
+    Returns:
+        One ModelResult per example or `.pte`, in the order asked (examples sorted).
+
+    Raises:
+        SchemaError: the library's schema is missing or unreadable.
+        RegistrationError: its kernel registration is missing or unreadable.
+        EtPteError: an example asked for does not exist, or the library has none.
+    """
+    root = Path(library_dir)
+    schema = load_schema(root / LIBRARY_SCHEMA_DIR)
+    kernels = registered_kernels(root / LIBRARY_CODEGEN_DIR)
+    results: list[ModelResult] = []
+    if ptes:
+        for pte in ptes:
+            path = Path(pte)
+            try:
+                data = path.read_bytes()
+            except OSError as e:
+                results.append(ModelResult(path.name, str(path), error=f"cannot read: {e}"))
+                continue
+            results.append(check_program_bytes(path.name, str(path), data, schema, kernels))
+        return results
+    known = example_names(root)
+    if not known:
+        raise EtPteError(f"{root / LIBRARY_EXAMPLES_DIR} holds no examples (<Name>/<Name>.ino)")
+    wanted = list(examples) if examples else known
+    unknown = [e for e in wanted if e not in known]
+    if unknown:
+        raise EtPteError(
+            f"no example {', '.join(unknown)} in {root}; its examples are {', '.join(known)}"
+        )
+    for name in wanted:
+        header = root / LIBRARY_EXAMPLES_DIR / name / MODEL_HEADER
+        rel = f"{LIBRARY_EXAMPLES_DIR}/{name}/{MODEL_HEADER}"
+        try:
+            text = header.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            results.append(ModelResult(name, rel, error=f"cannot read {rel}: {e}"))
+            continue
+        try:
+            data = pte_from_model_h(text)
+        except PteError as e:
+            results.append(ModelResult(name, rel, error=f"{rel}: {e}"))
+            continue
+        results.append(check_program_bytes(name, rel, data, schema, kernels))
+    return results

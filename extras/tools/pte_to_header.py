@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Turn an ExecuTorch .pte into the model.h a sketch includes.
+
+    python3 extras/tools/pte_to_header.py MODEL.pte [-o model.h] [--name model_pte]
+
+The header declares `alignas(16) const uint8_t model_pte[]` (plain read-only data, kept in
+flash by every Arduino core) and `model_pte_size`. When this script sits in a generated
+library, the .pte is first decoded against the library's schema (extras/schema/), so a file
+that is not an ExecuTorch program is refused instead of silently embedded.
+
+Python standard library only; runs from any working directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import et_pte  # from this script's own folder (sys.path above)
+
+#: The schema shipped beside this script in a generated library (extras/schema/).
+DEFAULT_SCHEMA = Path(__file__).resolve().parent.parent / "schema"
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file in the same folder (no half files)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (0 written, 1 bad input, 2 usage)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("pte", type=Path, metavar="MODEL.pte", help="the ExecuTorch program")
+    parser.add_argument(
+        "-o", "--output", default="model.h", help="header to write; - for stdout (model.h)"
+    )
+    parser.add_argument("--name", default="model_pte", help="C array name (model_pte)")
+    parser.add_argument(
+        "--schema",
+        type=Path,
+        default=None,
+        help="folder with program.fbs to validate against (default: ../schema beside "
+        "this script, when present)",
+    )
+    parser.add_argument("--no-validate", action="store_true", help="embed without decoding")
+    args = parser.parse_args(argv)
+
+    if not et_pte.is_c_identifier(args.name):
+        parser.error(f"--name {args.name!r} is not a C identifier (letters, digits, _)")
+    try:
+        data = args.pte.read_bytes()
+    except OSError as e:
+        print(f"error: cannot read {args.pte}: {e}", file=sys.stderr)
+        return 1
+    summary = ""
+    schema_dir = args.schema or (DEFAULT_SCHEMA if DEFAULT_SCHEMA.is_dir() else None)
+    if schema_dir is not None and not args.no_validate:
+        try:
+            program = et_pte.read_program(data, et_pte.load_schema(schema_dir))
+        except et_pte.EtPteError as e:
+            print(f"error: {args.pte} is not a readable ExecuTorch program: {e}", file=sys.stderr)
+            return 1
+        ops = sorted({c.operator for m in program.methods for c in m.kernel_calls})
+        summary = f"; methods {', '.join(m.name for m in program.methods)}; {len(ops)} operators"
+    text = et_pte.model_h(data, name=args.name, source=args.pte.name)
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        out = Path(args.output)
+        write_atomically(out, text)
+        print(f"{out}: {args.name}[{len(data)}] from {args.pte.name}{summary}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
