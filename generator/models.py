@@ -1,0 +1,173 @@
+"""Step: models (.pte). Embed example models as model.h, read operators, check models.
+
+A typed wrapper over `extras/tools/et_pte.py`, the stdlib-only module every generated
+library ships (so a user can run the same checks from the library with no pip packages).
+Errors from it become `FatalError` with a message saying what to do.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator import PROJECT_ROOT
+from generator.errors import FatalError
+
+# et_pte lives in the shipped tools folder, extras/tools/ (mypy_path has it too).
+sys.path.insert(0, str(PROJECT_ROOT / "extras" / "tools"))
+
+import et_pte  # from extras/tools (sys.path above)
+
+#: The shipped tools folder: et_pte.py, pte_to_header.py, check_models.py.
+TOOLS_DIR = PROJECT_ROOT / "extras" / "tools"
+
+#: The array name every example sketch uses (`ETModel model(model_pte, model_pte_size)`).
+DEFAULT_ARRAY_NAME = "model_pte"
+
+
+def _read_bytes(path: Path, what: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise FatalError(f"cannot read {what} {path}: {e.strerror or e}; check the path") from None
+
+
+def write_model_header(pte: Path, out: Path, name: str = DEFAULT_ARRAY_NAME) -> int:
+    """Write `out` (a model.h) embedding the bytes of `pte` as array `name`.
+
+    The text comes from `et_pte.model_h` (deterministic; 16-byte aligned const array plus
+    `<name>_size`). Written to a temporary file beside `out`, then moved into place.
+
+    Returns:
+        The number of bytes embedded.
+
+    Raises:
+        FatalError: `pte` unreadable, or `name` not a C identifier.
+    """
+    data = _read_bytes(pte, ".pte")
+    try:
+        text = et_pte.model_h(data, name=name, source=pte.name)
+    except ValueError as e:
+        raise FatalError(f"cannot embed {pte}: {e}") from None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return len(data)
+
+
+def read_program(pte: Path, schema_dir: Path) -> et_pte.Program:
+    """Decode `pte` against the schema in `schema_dir` (program.fbs + scalar_type.fbs).
+
+    Raises:
+        FatalError: the file or the schema is unreadable, or the file is not a program
+            of that schema (the message names the byte position).
+    """
+    data = _read_bytes(pte, ".pte")
+    try:
+        schema = et_pte.load_schema(schema_dir)
+    except et_pte.SchemaError as e:
+        raise FatalError(f"cannot read the ExecuTorch schema: {e}") from None
+    try:
+        return et_pte.read_program(data, schema)
+    except et_pte.PteError as e:
+        raise FatalError(
+            f"{pte} is not a readable ExecuTorch program: {e}; re-export it, or pass the "
+            "schema of the ExecuTorch that exported it"
+        ) from None
+
+
+def ops_in_pte(pte: Path, schema_dir: Path) -> set[str]:
+    """Operators the kernel calls of `pte` use, as registry names ("aten::add.out").
+
+    For `--ops-from-pte`: every method's kernel calls (delegate calls need no kernel).
+
+    Raises:
+        FatalError: see `read_program`.
+    """
+    program = read_program(pte, schema_dir)
+    return {call.operator for m in program.methods for call in m.kernel_calls}
+
+
+@dataclass
+class ModelCheckReport:
+    """The model check of one library.
+
+    Attributes:
+        library: the library root checked.
+        results: one per example model (or .pte), in order.
+        kernels: operators the library registers.
+    """
+
+    library: Path
+    results: list[et_pte.ModelResult] = field(default_factory=list)
+    kernels: int = 0
+
+    @property
+    def passed(self) -> bool:
+        """True when every model was readable and matches the library."""
+        return all(r.passed for r in self.results)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: library, passed, kernels, models (see `ModelResult.to_dict`)."""
+        return {
+            "library": str(self.library),
+            "passed": self.passed,
+            "kernels": self.kernels,
+            "models": [r.to_dict() for r in self.results],
+        }
+
+    def to_markdown(self) -> str:
+        """A Markdown section for the sync PR: a table, then each problem, then the cause."""
+        lines = [
+            "### Model check",
+            "",
+            "| example | result | kernel calls | operators |",
+            "|---|---|---|---|",
+        ]
+        for r in self.results:
+            result = "ok" if r.passed else ("unreadable" if r.error else "FAIL")
+            ops = ", ".join(f"`{op}`" for op in r.operators) or "-"
+            lines.append(f"| {r.name} | {result} | {r.kernel_calls} | {ops} |")
+        problems = [(r.name, p.message) for r in self.results for p in r.problems]
+        problems += [(r.name, r.error) for r in self.results if r.error]
+        if problems:
+            lines.append("")
+            lines.extend(f"- **{name}**: {message}" for name, message in problems)
+        return "\n".join(lines) + "\n"
+
+
+def check_library_models(library: Path, examples: Sequence[str] | None = None) -> ModelCheckReport:
+    """Check the example models of the library at `library` against its kernel registration.
+
+    Each `examples/<Name>/model.h` is decoded against the library's `extras/schema/` and its
+    kernel calls compared with `src/executorch/codegen/Register*Kernels*.cpp` (operator
+    registered; argument count equal). See `et_pte.check_library`.
+
+    Args:
+        library: the generated library root.
+        examples: example names; None: every example the library has.
+
+    Returns:
+        ModelCheckReport (`.passed` False when any model mismatches or is unreadable).
+
+    Raises:
+        FatalError: the library's schema or registration is missing or unreadable, or an
+            example asked for does not exist.
+    """
+    try:
+        results = et_pte.check_library(library, list(examples) if examples else None)
+        kernels = len(et_pte.registered_kernels(library / et_pte.LIBRARY_CODEGEN_DIR))
+    except et_pte.EtPteError as e:
+        raise FatalError(f"cannot check the models of {library}: {e}") from None
+    return ModelCheckReport(library, results, kernels)
