@@ -88,7 +88,60 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the library is written (default: build/ExecuTorch); replaced only "
         "when every step succeeded",
     )
+    add_sync_parser(verbs)
     return parser
+
+
+def add_sync_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The `sync` verb: the build options plus where the library repo lives.
+
+    Defaults of --api-url and --bot-* are filled in by `generator.commands.sync` (so that
+    parsing does not import PyGithub).
+    """
+    sync = verbs.add_parser(
+        "sync",
+        help="regenerate the library from a ref and open or update its pull request "
+        "(token from GITHUB_TOKEN)",
+    )
+    add_build_options(sync)
+    sync.add_argument("--repo", required=True, metavar="OWNER/NAME", help="the library repo")
+    sync.add_argument(
+        "--remote",
+        metavar="GIT_URL",
+        help="git URL to clone and push (default: the repo's clone URL on GitHub)",
+    )
+    sync.add_argument(
+        "--base", default="main", metavar="BRANCH", help="branch the PR targets (default: main)"
+    )
+    sync.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="build, check and print the PR body; push nothing, call no GitHub API",
+    )
+    sync.add_argument(
+        "--api-url",
+        metavar="URL",
+        help="GitHub REST API root (default: https://api.github.com; GitHub Enterprise: "
+        "https://HOST/api/v3)",
+    )
+    sync.add_argument(
+        "--bot-name",
+        metavar="NAME",
+        help="author and committer name of the sync commit (default: executorch-arduino-bot)",
+    )
+    sync.add_argument(
+        "--bot-email",
+        metavar="EMAIL",
+        help="author and committer email "
+        "(default: executorch-arduino-bot@users.noreply.github.com)",
+    )
+    sync.add_argument(
+        "--compiler",
+        default="auto",
+        metavar="BACKEND",
+        help="toolchain back end `check` compiles with (default: auto)",
+    )
+    sync.add_argument("--no-run", action="store_true", help="let `check` skip the emulated run")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -99,4 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from generator.commands.build import build
 
             return build(args)
+        if args.command == "sync":
+            from generator.commands.sync import sync
+
+            return sync(args)
     raise AssertionError(f"unhandled command {args.command}")

@@ -1,0 +1,236 @@
+"""The sync pull request: its title and body (Markdown), rendered from facts gathered by sync.
+
+Rendering is a pure step: `PullRequestFacts` in, text out (Jinja2 template below).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import jinja2
+
+UPSTREAM_COMPARE = "https://github.com/pytorch/executorch/compare/{old}...{new}"
+UPSTREAM_COMMIT = "https://github.com/pytorch/executorch/commit/{sha}"
+
+#: How a kernel registration names its operator (generated codegen sources):
+#: `Kernel("aten::add.out", ...`.
+_KERNEL = re.compile(r'\bKernel\s*\(\s*"([^"]+)"')
+
+
+def kernel_names(sources: Mapping[str, str]) -> list[str]:
+    """Operator names registered by the codegen sources `{path: text}`, in file order.
+
+    A name appears once per kernel (an operator registered for two dtypes counts twice).
+    """
+    names: list[str] = []
+    for path in sorted(sources):
+        names += _KERNEL.findall(sources[path])
+    return names
+
+
+@dataclass(frozen=True)
+class SizeRow:
+    """One measured size and its change against the base branch's library.
+
+    Attributes:
+        example: sketch name; metric: e.g. "flash" or "ram" (bytes);
+        value: this library's size (B); base: the base branch's (B), or None if unknown.
+    """
+
+    example: str
+    metric: str
+    value: int
+    base: int | None
+
+    @property
+    def delta(self) -> int | None:
+        """value - base (B), or None without a base."""
+        return None if self.base is None else self.value - self.base
+
+
+def _sizes_in(node: Any, label: str | None = None) -> Iterator[tuple[str, str, int]]:
+    """(example, metric, bytes) for each `sizes` mapping in a check report (any depth)."""
+    if isinstance(node, dict):
+        name = node.get("example") or node.get("name") or label
+        sizes = node.get("sizes")
+        if isinstance(sizes, dict):
+            for metric, value in sizes.items():
+                if isinstance(value, int) and not isinstance(value, bool):
+                    yield str(name or "library"), str(metric), value
+                elif isinstance(value, dict) and isinstance(value.get("bytes"), int):
+                    yield str(name or "library"), str(metric), int(value["bytes"])
+        for key, value in node.items():
+            if key != "sizes":
+                yield from _sizes_in(value, str(name) if name else None)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _sizes_in(item, label)
+
+
+def size_rows(report: Mapping[str, Any], base: Mapping[str, Any] | None) -> list[SizeRow]:
+    """Sizes of this check report with deltas against the base library's report.
+
+    Args:
+        report: `CheckReport.to_dict()` of the regenerated library; every mapping named
+            `sizes` (metric -> bytes, or metric -> {"bytes": n}) is a row, labelled with the
+            nearest enclosing `example`/`name`.
+        base: the same from the base branch's extras/check_report.json, or None.
+    """
+    base_sizes = {(e, m): v for e, m, v in _sizes_in(dict(base))} if base else {}
+    rows: list[SizeRow] = []
+    seen: set[tuple[str, str]] = set()
+    for example, metric, value in _sizes_in(dict(report)):
+        if (example, metric) in seen:
+            continue
+        seen.add((example, metric))
+        rows.append(SizeRow(example, metric, value, base_sizes.get((example, metric))))
+    return rows
+
+
+@dataclass
+class PullRequestFacts:
+    """Everything the body says. Paths and counts are of the generated paths only.
+
+    Attributes:
+        ref, sha: the ExecuTorch ref asked for and the full SHA it resolved to.
+        base_pin: the base branch's executorch_pin.txt (full SHA) or None.
+        upstream_version: the ref's version.txt; library_version / base_version: the
+            library.properties `version=` now and on the base (None if the base has none).
+        op_set: the selected operators; kernels / base_kernels: registered kernel names.
+        added, removed, changed: generated files added/removed/changed against the base.
+        check_markdown: the check report as Markdown; sizes: size rows with deltas;
+        base_has_report: whether the base carried extras/check_report.json.
+        branch, base: the sync branch and the base branch.
+    """
+
+    ref: str
+    sha: str
+    base_pin: str | None
+    upstream_version: str
+    library_version: str
+    base_version: str | None
+    op_set: list[str]
+    kernels: list[str]
+    base_kernels: list[str]
+    added: list[str]
+    removed: list[str]
+    changed: list[str]
+    check_markdown: str
+    sizes: list[SizeRow] = field(default_factory=list)
+    base_has_report: bool = False
+    branch: str = ""
+    base: str = "main"
+
+    @property
+    def compare_url(self) -> str | None:
+        """Upstream compare link old pin...new pin, or None (no previous pin, or same pin)."""
+        if not self.base_pin or self.base_pin == self.sha:
+            return None
+        return UPSTREAM_COMPARE.format(old=self.base_pin, new=self.sha)
+
+    @property
+    def kernels_added(self) -> list[str]:
+        return sorted(set(self.kernels) - set(self.base_kernels))
+
+    @property
+    def kernels_removed(self) -> list[str]:
+        return sorted(set(self.base_kernels) - set(self.kernels))
+
+
+def pr_title(facts: PullRequestFacts) -> str:
+    """e.g. "Sync ExecuTorch v1.5.1 (0123456789ab) as library 1.5.1"."""
+    return f"Sync ExecuTorch {facts.ref} ({facts.sha[:12]}) as library {facts.library_version}"
+
+
+def commit_message(ref: str, sha: str, version: str, upstream_version: str) -> str:
+    """The sync commit's message: names the ref, the SHA and the version."""
+    return (
+        f"Sync ExecuTorch {ref} ({sha[:12]}) as library {version}\n\n"
+        f"ExecuTorch ref: {ref}\n"
+        f"ExecuTorch SHA: {sha}\n"
+        f"ExecuTorch version.txt: {upstream_version}\n"
+        f"Library version: {version}\n"
+    )
+
+
+def _signed(n: int | None) -> str:
+    if n is None:
+        return "n/a"
+    return f"+{n:,}" if n > 0 else f"{n:,}" if n < 0 else "±0"
+
+
+_TEMPLATE = """\
+Regenerates the library from ExecuTorch **{{ f.ref }}** \
+([`{{ f.sha[:12] }}`]({{ commit_url }})), full SHA `{{ f.sha }}`.
+
+| | |
+|---|---|
+| ExecuTorch ref | `{{ f.ref }}` |
+| ExecuTorch SHA | `{{ f.sha }}` |
+| Previous pin | {% if f.base_pin %}`{{ f.base_pin }}`{% else %}none (first sync){% endif %} |
+| Upstream changes | {{ compare }} |
+| Library version | **{{ f.library_version }}**{% if f.base_version %} (base: {{ f.base_version }})\
+{% endif %} |
+| ExecuTorch version.txt | `{{ f.upstream_version }}` |
+
+### Operators
+Op set ({{ f.op_set | length }}): {% for op in f.op_set %}`{{ op }}`{% if not loop.last %}, \
+{% endif %}{% endfor %}
+
+Kernels registered: **{{ f.kernels | length }}** (base: {{ f.base_kernels | length }}, \
+{{ kernel_delta }}).
+{% if f.kernels_added %}- added: {% for op in f.kernels_added %}`{{ op }}`\
+{% if not loop.last %}, {% endif %}{% endfor %}
+{% endif %}{% if f.kernels_removed %}- removed: {% for op in f.kernels_removed %}`{{ op }}`\
+{% if not loop.last %}, {% endif %}{% endfor %}
+{% endif %}{% if not f.kernels_added and not f.kernels_removed %}- no change against \
+`{{ f.base }}`
+{% endif %}
+### Files (generated paths, against `{{ f.base }}`)
+**{{ f.added | length }}** added, **{{ f.removed | length }}** removed, \
+**{{ f.changed | length }}** changed.
+
+### Check
+{% if f.sizes %}| Example | Size | This PR | `{{ f.base }}` | Delta |
+|---|---|---:|---:|---:|
+{% for row in f.sizes %}| {{ row.example }} | {{ row.metric }} | {{ "{:,}".format(row.value) }} B \
+| {% if row.base is none %}n/a{% else %}{{ "{:,}".format(row.base) }} B{% endif %} \
+| {{ signed(row.delta) }} |
+{% endfor %}{% if not f.base_has_report %}
+`{{ f.base }}` has no `extras/check_report.json`, so there are no deltas.
+{% endif %}
+{% endif %}{{ f.check_markdown }}
+
+### Left to do by hand
+- [ ] Flash a board (Arduino UNO Q) with each example and compare its serial output \
+with `examples/*/expected.yaml`
+- [ ] Review and merge this pull request
+- [ ] Tag the merge commit `v{{ f.library_version }}` and push the tag \
+(the Library Manager picks up the tag)
+
+<sub>Opened by `python -m generator sync` from branch `{{ f.branch }}`. \
+The check report is in `extras/check_report.json`.</sub>
+"""
+
+_ENV = jinja2.Environment(
+    undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
+)
+
+
+def render_body(facts: PullRequestFacts) -> str:
+    """The pull request body (GitHub Markdown) for `facts`."""
+    delta = len(facts.kernels) - len(facts.base_kernels)
+    if facts.compare_url and facts.base_pin:
+        compare = f"[`{facts.base_pin[:12]}...{facts.sha[:12]}`]({facts.compare_url})"
+    else:
+        compare = "same pin" if facts.base_pin else "n/a (first sync)"
+    return _ENV.from_string(_TEMPLATE).render(
+        f=facts,
+        commit_url=UPSTREAM_COMMIT.format(sha=facts.sha),
+        kernel_delta=_signed(delta),
+        compare=compare,
+        signed=_signed,
+    )

@@ -1,0 +1,323 @@
+"""Thin git helpers for `sync` (GitPython): clone, read files at a revision, commit as the bot,
+push with a lease.
+
+The token never reaches git's argv, a remote URL or any config: commands that may talk to a
+remote run with `GIT_ASKPASS` pointing at a throw-away script that prints the token from an
+environment variable set only for that process, and with `-c credential.helper=` so no
+configured helper (e.g. `store`) is asked to save the credentials git used.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from git import Blob, Git, GitCommandError, Repo
+
+from generator.errors import FatalError
+
+#: The environment variable the askpass script reads the token from (set for git only).
+TOKEN_ENV = "EXECUTORCH_SYNC_GIT_TOKEN"
+#: GitHub accepts any user name with a token as the password; this is the documented one.
+TOKEN_USER = "x-access-token"
+
+#: Options put before every git command: no credential helper may store (or offer) a
+#: password, no signing prompt, no hooks of the machine.
+_SAFE_CONFIG = (
+    "-c",
+    "credential.helper=",
+    "-c",
+    "commit.gpgsign=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+)
+
+_ASKPASS_SCRIPT = f"""#!/bin/sh
+case "$1" in
+  Username*) echo {TOKEN_USER} ;;
+  *) printf '%s\\n' "${TOKEN_ENV}" ;;
+esac
+"""
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who the bot's commits are by (author and committer); never the machine's identity."""
+
+    name: str
+    email: str
+
+
+class GitEnv:
+    """Environment for git commands: askpass + token, no prompts, the machine identity masked.
+
+    Attributes:
+        env: variables added to the environment of each git process.
+        token: the secret (kept to redact it from any message); None without a token.
+    """
+
+    def __init__(self, env: dict[str, str], token: str | None) -> None:
+        self.env = env
+        self.token = token
+
+    def redact(self, text: str) -> str:
+        """`text` with the token (if any) replaced by `***`."""
+        return text.replace(self.token, "***") if self.token else text
+
+    def run(self, args: Sequence[str], cwd: Path | None = None) -> str:
+        """Run `git <safe config> args...` in `cwd`; returns stdout (stripped).
+
+        Raises:
+            GitFailure: git exited non-zero (callers turn it into a FatalError).
+        """
+        status, out, err = Git(str(cwd) if cwd else None).execute(
+            ["git", *_SAFE_CONFIG, *args],
+            env=self.env,
+            with_extended_output=True,
+            with_exceptions=False,
+        )
+        if status != 0:
+            raise GitFailure(args[0], int(status), str(out), str(err))
+        return str(out).strip()
+
+
+class GitFailure(Exception):
+    """A git command exited non-zero (internal; turned into FatalError by the caller)."""
+
+    def __init__(self, verb: str, status: int, stdout: str, stderr: str) -> None:
+        super().__init__(f"git {verb} exited with {status}")
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+@contextmanager
+def git_env(token: str | None) -> Iterator[GitEnv]:
+    """Yield a `GitEnv` whose askpass script answers with `token`; the script is removed after.
+
+    The script holds no secret (it prints `$EXECUTORCH_SYNC_GIT_TOKEN`), so nothing written to
+    disk contains the token.
+    """
+    with tempfile.TemporaryDirectory(prefix="executorch-sync-askpass-") as tmp:
+        script = Path(tmp) / "askpass.sh"
+        script.write_text(_ASKPASS_SCRIPT)
+        script.chmod(stat.S_IRWXU)
+        env = {
+            "GIT_ASKPASS": str(script),
+            "GIT_TERMINAL_PROMPT": "0",
+            # an ssh remote must fail instead of prompting
+            "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"),
+            TOKEN_ENV: token or "",
+        }
+        yield GitEnv(env, token)
+
+
+def describe_git_failure(error: GitFailure, genv: GitEnv, what: str) -> FatalError:
+    """Turn a failed git command into a FatalError that says what to do (token redacted).
+
+    Args:
+        error: the failure; its stderr is matched against git's and GitHub's messages.
+        what: what we were doing, e.g. "push sync/executorch-0123456789ab to origin".
+    """
+    stderr = genv.redact(f"{error.stdout}\n{error.stderr}").strip()
+    lines = [
+        line.strip()
+        for line in stderr.splitlines()
+        if line.strip().startswith(("remote:", "!", "error:", "fatal:"))
+    ]
+    detail = "\n".join(lines[-6:]) if lines else f"git exited with {error.status}"
+    low = stderr.lower()
+    if "protected branch" in low or "gh006" in low:
+        hint = "the branch is protected on the remote; sync pushes only to its own sync/ branch"
+    elif "stale info" in low:
+        hint = (
+            "someone else pushed to the sync branch since it was fetched; run sync again to "
+            "regenerate on top of the current state"
+        )
+    elif "[rejected]" in low or "[remote rejected]" in low or "pre-receive hook declined" in low:
+        hint = "the remote rejected the push; see its message above and check the repo's rules"
+    elif (
+        "authentication failed" in low
+        or "could not read username" in low
+        or "could not read password" in low
+        or "returned error: 401" in low
+    ):
+        hint = "the remote refused the credentials: check that GITHUB_TOKEN is valid"
+    elif "returned error: 403" in low or "permission to" in low:
+        hint = "the token may not push to this repo: give it contents: write"
+    elif (
+        "could not resolve host" in low
+        or "connection refused" in low
+        or "failed to connect" in low
+        or "timed out" in low
+        or "network is unreachable" in low
+    ):
+        hint = "the remote cannot be reached: check the network and --remote"
+    elif "does not appear to be a git repository" in low or "not found" in low:
+        hint = "the remote does not exist or the token cannot see it: check --repo / --remote"
+    else:
+        hint = "see git's message"
+    return FatalError(f"could not {what}: {detail}\n{hint}")
+
+
+def clone(remote: str, dest: Path, genv: GitEnv) -> Repo:
+    """Clone `remote` (all branches and tags, full history) into `dest`.
+
+    Raises:
+        FatalError: the remote is unreachable, unknown or refuses the credentials.
+    """
+    try:
+        genv.run(["clone", "--quiet", "--no-checkout", "--", remote, str(dest)])
+    except GitFailure as e:
+        raise describe_git_failure(e, genv, f"clone the library repo {remote}") from None
+    return Repo(dest)
+
+
+def remote_branch_sha(repo: Repo, branch: str) -> str | None:
+    """The SHA of `origin/<branch>` as cloned, or None if the remote has no such branch."""
+    ref = f"refs/remotes/origin/{branch}"
+    try:
+        return str(repo.commit(ref).hexsha)
+    except (ValueError, GitCommandError):
+        return None
+
+
+def file_at(repo: Repo, rev: str, path: str) -> str | None:
+    """The text of `path` at `rev`, or None if it does not exist there."""
+    try:
+        blob = repo.commit(rev).tree / path
+    except KeyError:
+        return None
+    data: bytes = blob.data_stream.read()
+    return data.decode("utf-8", errors="replace")
+
+
+def files_under(repo: Repo, rev: str, folder: str) -> dict[str, str]:
+    """Text of every file below `folder` at `rev`, keyed by path relative to the repo root."""
+    try:
+        tree = repo.commit(rev).tree / folder
+    except KeyError:
+        return {}
+    result: dict[str, str] = {}
+    for item in tree.traverse():
+        if isinstance(item, Blob):
+            result[str(item.path)] = item.data_stream.read().decode("utf-8", errors="replace")
+    return result
+
+
+_VERSION_LINE = re.compile(r"^version\s*=\s*(\S+)\s*$", re.MULTILINE)
+
+
+def properties_version(text: str | None) -> str | None:
+    """The `version=` of a library.properties text, or None."""
+    if not text:
+        return None
+    match = _VERSION_LINE.search(text)
+    return match.group(1) if match else None
+
+
+def versions_in_history(
+    repo: Repo, rev: str, properties: str, pin_file: str
+) -> list[tuple[str, str | None, str]]:
+    """Every (version, pin, commit SHA) the history of `rev` has published.
+
+    Walks the commits that touched `properties` or `pin_file` (first parent and merges alike)
+    and reads both files at each.
+
+    Returns:
+        [(version from `version=`, pin SHA or None, commit hexsha)], newest first.
+    """
+    seen: list[tuple[str, str | None, str]] = []
+    for commit in repo.iter_commits(rev, paths=[properties, pin_file]):
+        version = properties_version(file_at(repo, commit.hexsha, properties))
+        if version is None:
+            continue
+        pin_text = file_at(repo, commit.hexsha, pin_file)
+        pin = pin_text.strip() if pin_text else None
+        seen.append((version, pin, str(commit.hexsha)))
+    return seen
+
+
+def tag_names(repo: Repo) -> set[str]:
+    """Names of the tags the clone has (the remote's tags at clone time)."""
+    return {t.name for t in repo.tags}
+
+
+def checkout_branch(repo: Repo, branch: str, start: str, genv: GitEnv) -> None:
+    """Create (or reset) local `branch` at `start` and check it out into the work tree."""
+    genv.run(["checkout", "--quiet", "-B", branch, start], cwd=Path(repo.working_dir))
+
+
+def stage(repo: Repo, paths: Sequence[str], genv: GitEnv) -> None:
+    """Stage additions, changes and deletions under `paths` (`git add -A -- paths`)."""
+    genv.run(["add", "-A", "--", *paths], cwd=Path(repo.working_dir))
+
+
+def staged_changes(
+    repo: Repo, rev: str, paths: Sequence[str], genv: GitEnv
+) -> list[tuple[str, str]]:
+    """What the index changes against `rev` under `paths`.
+
+    Returns:
+        [(status, path)] with status A (added), D (deleted) or M (changed); renames are
+        reported as a deletion and an addition.
+    """
+    out = genv.run(
+        ["diff", "--cached", "--name-status", "--no-renames", rev, "--", *paths],
+        cwd=Path(repo.working_dir),
+    )
+    changes: list[tuple[str, str]] = []
+    for line in out.splitlines():
+        status, _, path = line.partition("\t")
+        changes.append((status[:1], path))
+    return changes
+
+
+def commit(repo: Repo, message: str, identity: Identity, genv: GitEnv) -> str:
+    """Commit the index as `identity` (author and committer); returns the new SHA.
+
+    The identity goes in through GIT_AUTHOR_* / GIT_COMMITTER_*, which override any user.name /
+    user.email of the machine.
+    """
+    env = {
+        **genv.env,
+        "GIT_AUTHOR_NAME": identity.name,
+        "GIT_AUTHOR_EMAIL": identity.email,
+        "GIT_COMMITTER_NAME": identity.name,
+        "GIT_COMMITTER_EMAIL": identity.email,
+    }
+    GitEnv(env, genv.token).run(
+        ["commit", "--quiet", "--no-verify", "-m", message], cwd=Path(repo.working_dir)
+    )
+    return str(repo.head.commit.hexsha)
+
+
+def push_with_lease(
+    repo: Repo, local: str, branch: str, expected: str | None, genv: GitEnv, what: str
+) -> None:
+    """Push `local` (a SHA, or "" to delete) to `refs/heads/<branch>` on origin, by force but
+    only if the remote branch still is `expected` (None: it must not exist).
+
+    Raises:
+        FatalError: the push was rejected (lease, protection, hooks), unauthenticated or the
+            remote unreachable; the message says which.
+    """
+    ref = f"refs/heads/{branch}"
+    try:
+        genv.run(
+            [
+                "push",
+                f"--force-with-lease={ref}:{expected or ''}",
+                "origin",
+                f"{local}:{ref}",
+            ],
+            cwd=Path(repo.working_dir),
+        )
+    except GitFailure as e:
+        raise describe_git_failure(e, genv, what) from None

@@ -1,0 +1,282 @@
+"""The GitHub side of `sync` (PyGithub): check access, find the open sync pull request, open or
+update it, label it; with bounded retries on rate limits and server errors.
+
+Retries are ours (PyGithub's are switched off) so they are bounded, honour GitHub's headers and
+can be tested without sleeping:
+- 429, or 403 that GitHub marks as a rate limit (a `Retry-After` header, `x-ratelimit-remaining:
+  0`, or a "rate limit" message): wait `Retry-After` seconds, else until `x-ratelimit-reset`
+  (epoch seconds), else back off exponentially; give up when the wait exceeds `max_wait`.
+  Source: GitHub REST docs, "Rate limits for the REST API" (primary and secondary limits).
+- 5xx and connection failures: back off exponentially (1, 2, 4 ... s), `attempts` in all.
+A POST that failed with 5xx is retried only after checking that it did not take effect.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import requests
+from github import Auth, Github, GithubException
+from github.PullRequest import PullRequest
+from github.Repository import Repository
+
+from generator.errors import FatalError
+
+DEFAULT_API_URL = "https://api.github.com"
+SYNC_LABEL = "sync"
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RepoInfo:
+    """What the preflight learnt about the library repo.
+
+    Attributes:
+        full_name: OWNER/NAME as GitHub spells it; clone_url: its HTTPS git URL;
+        default_branch: e.g. "main"; can_push: whether the token may push (None: not reported).
+    """
+
+    full_name: str
+    clone_url: str
+    default_branch: str
+    can_push: bool | None
+
+
+@dataclass(frozen=True)
+class PullRequestResult:
+    """The sync pull request after `open_or_update`: number, html URL, whether it was created."""
+
+    number: int
+    url: str
+    created: bool
+
+
+class GitHubRepo:
+    """One library repository on GitHub (or GitHub Enterprise at `api_url`).
+
+    Args:
+        api_url: REST API root, e.g. https://api.github.com or https://ghe.example/api/v3.
+        repo: OWNER/NAME.
+        token: a token allowed to push and open pull requests (contents + pull-requests: write).
+        sleep: how to wait between retries (seconds); tests pass a recorder.
+        attempts: tries per call in all (>= 1).
+        max_wait: longest single wait (s) we accept for a rate limit before giving up.
+        throttle: keep PyGithub's spacing between requests (GitHub asks clients to space
+            writes); tests against the local fake turn it off.
+    """
+
+    def __init__(
+        self,
+        api_url: str,
+        repo: str,
+        token: str,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        attempts: int = 5,
+        max_wait: float = 120.0,
+        throttle: bool = True,
+    ) -> None:
+        self.api_url = api_url.rstrip("/")
+        self.name = repo
+        self._token = token
+        self._sleep = sleep
+        self._attempts = max(1, attempts)
+        self._max_wait = max_wait
+        spacing: dict[str, Any] = {}
+        if not throttle:
+            spacing = {"seconds_between_requests": None, "seconds_between_writes": None}
+        self._github = Github(
+            base_url=self.api_url, auth=Auth.Token(token), retry=None, timeout=30, **spacing
+        )
+        self._repo: Repository | None = None
+
+    # -- errors and retries -------------------------------------------------------------
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._token, "***") if self._token else text
+
+    def _explain(self, error: GithubException, what: str) -> FatalError:
+        data = error.data if isinstance(error.data, dict) else {}
+        message = str(data.get("message") or error.message or "").strip()
+        details = [
+            str(e.get("message") or e.get("code") or e)
+            for e in data.get("errors") or []
+            if isinstance(e, dict)
+        ]
+        said = message + (f" ({'; '.join(details)})" if details else "")
+        said = self._redact(said) or "no message"
+        status = error.status
+        if status == 401:
+            hint = "GitHub refused the token: set GITHUB_TOKEN to a valid, unexpired token"
+        elif status == 403 and _is_rate_limit(error):
+            hint = "GitHub's rate limit did not clear in time: wait and run sync again"
+        elif status == 403:
+            hint = (
+                f"the token has no permission for this on {self.name}: it needs contents: write "
+                "and pull-requests: write (a fine-grained token must include this repository)"
+            )
+        elif status == 404:
+            hint = (
+                f"{self.name} does not exist at {self.api_url}, or the token cannot see it: "
+                "check --repo, --api-url and the token's repository access"
+            )
+        elif status == 422:
+            hint = "GitHub rejected the request as invalid; see its message"
+        elif status == 429:
+            hint = "GitHub's rate limit did not clear in time: wait and run sync again"
+        elif status >= 500:
+            hint = f"GitHub kept failing ({self._attempts} tries); try again later"
+        else:
+            hint = "see GitHub's message"
+        return FatalError(f"could not {what}: GitHub answered {status}: {said}\n{hint}")
+
+    def _wait_for(self, error: GithubException, attempt: int) -> float | None:
+        """Seconds to wait before retrying after `error`, or None if it is not retryable."""
+        status = error.status
+        if status == 429 or (status == 403 and _is_rate_limit(error)):
+            headers = {k.lower(): v for k, v in (error.headers or {}).items()}
+            if "retry-after" in headers:
+                try:
+                    return max(0.0, float(str(headers["retry-after"])))
+                except ValueError:
+                    pass
+            if headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
+                try:
+                    reset = float(str(headers["x-ratelimit-reset"]))
+                    return max(0.0, reset - time.time()) + 1.0
+                except ValueError:
+                    pass
+            # secondary limit without headers: GitHub asks for at least a minute
+            return 60.0 * 2.0**attempt
+        if status >= 500:
+            return 2.0**attempt
+        return None
+
+    def _call(
+        self,
+        what: str,
+        fn: Callable[[], T],
+        *,
+        before_retry: Callable[[], T | None] | None = None,
+    ) -> T:
+        """Run `fn`, retrying rate limits, 5xx and connection errors (bounded).
+
+        Args:
+            what: what the call does, for messages ("open the pull request").
+            before_retry: for non-idempotent calls, run before each retry; a non-None result
+                means the earlier try took effect and is returned instead of retrying.
+        Raises:
+            FatalError: the final failure, explained.
+        """
+        attempt = 0
+        while True:
+            try:
+                return fn()
+            except GithubException as e:
+                wait = self._wait_for(e, attempt)
+                if wait is None or attempt + 1 >= self._attempts:
+                    raise self._explain(e, what) from None
+                if wait > self._max_wait:
+                    raise FatalError(
+                        f"could not {what}: GitHub's rate limit asks to wait {wait:.0f} s, more "
+                        f"than the {self._max_wait:.0f} s sync waits; run sync again later"
+                    ) from None
+            except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as e:
+                if attempt + 1 >= self._attempts:
+                    raise FatalError(
+                        f"could not {what}: cannot reach {self.api_url} "
+                        f"({type(e).__name__}); check the network and --api-url"
+                    ) from None
+                wait = 2.0**attempt
+            self._sleep(wait)
+            attempt += 1
+            if before_retry is not None:
+                done = before_retry()
+                if done is not None:
+                    return done
+
+    # -- the operations sync uses --------------------------------------------------------
+
+    def repository(self) -> Repository:
+        """The repository object (fetched once: GET /repos/{owner}/{repo})."""
+        if self._repo is None:
+            self._repo = self._call(
+                f"read {self.name}", lambda: self._github.get_repo(self.name, lazy=False)
+            )
+        return self._repo
+
+    def preflight(self) -> RepoInfo:
+        """Check that the token reaches the repo and may push, before anything is changed.
+
+        Raises:
+            FatalError: 401, 403, 404, network down; or the token lacks push permission.
+        """
+        repo = self.repository()
+        perms = repo.permissions
+        can_push = bool(perms.push) if perms is not None else None
+        if can_push is False:
+            raise FatalError(
+                f"the token may not push to {repo.full_name}: give it contents: write and "
+                "pull-requests: write on this repository"
+            )
+        return RepoInfo(repo.full_name, repo.clone_url, repo.default_branch, can_push)
+
+    def find_open_pull(self, branch: str, base: str) -> PullRequest | None:
+        """The open pull request from `branch` (in this repo) into `base`, or None.
+
+        (GET /repos/{owner}/{repo}/pulls?state=open&head=OWNER:branch&base=base)
+        """
+        repo = self.repository()
+        owner = repo.owner.login
+        pulls = self._call(
+            "list the open pull requests",
+            lambda: list(repo.get_pulls(state="open", head=f"{owner}:{branch}", base=base)),
+        )
+        for pull in pulls:
+            if pull.head.ref == branch:
+                return pull
+        return None
+
+    def open_or_update(
+        self, branch: str, base: str, title: str, body: str, label: str = SYNC_LABEL
+    ) -> PullRequestResult:
+        """Update the open pull request for `branch`, or open one; then make sure it has `label`.
+
+        Never opens a second pull request for the same branch.
+
+        Raises:
+            FatalError: 401/403/422/429/5xx/network failures, explained.
+        """
+        repo = self.repository()
+        existing = self.find_open_pull(branch, base)
+        if existing is not None:
+            pull = existing
+            self._call(
+                f"update pull request #{pull.number}", lambda: pull.edit(title=title, body=body)
+            )
+            created = False
+        else:
+            pull = self._call(
+                "open the pull request",
+                lambda: repo.create_pull(base=base, head=branch, title=title, body=body),
+                before_retry=lambda: self.find_open_pull(branch, base),
+            )
+            created = True
+        if label not in {lb.name for lb in pull.labels}:
+            self._call(f"label pull request #{pull.number}", lambda: pull.add_to_labels(label))
+        return PullRequestResult(pull.number, pull.html_url, created)
+
+
+def _is_rate_limit(error: GithubException) -> bool:
+    headers = {k.lower(): v for k, v in (error.headers or {}).items()}
+    data = error.data if isinstance(error.data, dict) else {}
+    message = str(data.get("message") or "").lower()
+    return (
+        "retry-after" in headers
+        or headers.get("x-ratelimit-remaining") == "0"
+        or "rate limit" in message
+    )
