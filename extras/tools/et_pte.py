@@ -743,6 +743,10 @@ class TableView:
             )
         return self.pos + off
 
+    def offset_of(self, name: str) -> int:
+        """Absolute byte position of field `name`'s stored value, or 0 when absent."""
+        return self._field_pos(self.table.field(name).slot)
+
     def has(self, name: str) -> bool:
         """Whether field `name` is present in the buffer (not defaulted)."""
         return self._field_pos(self.table.field(name).slot) != 0
@@ -1359,11 +1363,17 @@ def registered_kernels(codegen_dir: str | Path) -> dict[str, int]:
     return kernels
 
 
-#: Said with every problem: why a model and a library disagree.
+#: Why a model's kernel calls and a library's registration disagree (argument counts).
 LIKELY_CAUSE = (
     "the model was exported with a different ExecuTorch commit than the one the library "
     "was built from (see the pin in extras/PROVENANCE.txt); re-export the model with that "
     "commit, or regenerate the library from the exporter's commit"
+)
+#: Why an operator a model calls is not registered.
+MISSING_CAUSE = (
+    "the library's op set does not include it (regenerate the library with --ops-from-pte "
+    "MODEL.pte, or add it with --ops), or the model was exported with a different ExecuTorch "
+    "commit than the library's pin (extras/PROVENANCE.txt)"
 )
 
 
@@ -1404,7 +1414,12 @@ class Problem:
                 f"(0x{self.code:02x})"
             )
         times = f" [{self.calls} calls in {self.method}]" if self.calls > 1 else f" [{self.method}]"
-        return f"{what}{times}; likely cause: {LIKELY_CAUSE}"
+        return f"{what}{times}; likely cause: {self.cause}"
+
+    @property
+    def cause(self) -> str:
+        """The likely cause and what to do (MISSING_CAUSE or LIKELY_CAUSE)."""
+        return MISSING_CAUSE if self.library_args is None else LIKELY_CAUSE
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields plus `message`."""
@@ -1416,6 +1431,7 @@ class Problem:
             "model_args": self.model_args,
             "library_args": self.library_args,
             "calls": self.calls,
+            "cause": self.cause,
             "message": self.message,
         }
 
