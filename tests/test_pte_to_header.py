@@ -1,0 +1,100 @@
+"""pte_to_header.py: the CLI that writes model.h, run as a user runs it from a library."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
+
+import et_pte
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOLS = ROOT / "extras" / "tools"
+PTE_DIR = ROOT.parent / "shared" / "fixtures" / "pte" / "executorch-cff6f4dd"
+ADD_MODEL = PTE_DIR / "AddModel.pte"
+KEYWORD_SPOTTING = PTE_DIR / "KeywordSpotting.pte"
+
+
+def run(script: Path, *args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(script), *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def installed_library(root: Path) -> Path:
+    """extras/tools and extras/schema laid out as in a generated library."""
+    spec = importlib.util.find_spec("executorch")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("the executorch wheel is not installed (it carries program.fbs)")
+    schema = Path(next(iter(spec.submodule_search_locations))) / "exir" / "_serialize"
+    (root / "extras" / "schema").mkdir(parents=True)
+    for name in ("program.fbs", "scalar_type.fbs"):
+        shutil.copy(schema / name, root / "extras" / "schema" / name)
+    shutil.copytree(TOOLS, root / "extras" / "tools", ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def test_writes_model_h_from_any_cwd(tmp_path: Path) -> None:
+    result = run(TOOLS / "pte_to_header.py", ADD_MODEL, "-o", "out/model.h", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    text = (tmp_path / "out" / "model.h").read_text()
+    assert text == et_pte.model_h(ADD_MODEL.read_bytes(), source="AddModel.pte")
+    assert result.stdout.startswith("out/model.h: model_pte[1156] from AddModel.pte")
+
+
+def test_default_output_is_model_h_in_cwd(tmp_path: Path) -> None:
+    result = run(TOOLS / "pte_to_header.py", KEYWORD_SPOTTING, "--name", "kws", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    text = (tmp_path / "model.h").read_text()
+    assert "alignas(16) const uint8_t kws[] = {" in text
+    assert et_pte.pte_from_model_h(text) == KEYWORD_SPOTTING.read_bytes()
+
+
+def test_stdout_output(tmp_path: Path) -> None:
+    result = run(TOOLS / "pte_to_header.py", ADD_MODEL, "-o", "-", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == et_pte.model_h(ADD_MODEL.read_bytes(), source="AddModel.pte")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_rejects_a_name_that_is_not_a_c_identifier(tmp_path: Path) -> None:
+    result = run(TOOLS / "pte_to_header.py", ADD_MODEL, "--name", "my-model", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "--name 'my-model' is not a C identifier" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_missing_input(tmp_path: Path) -> None:
+    result = run(TOOLS / "pte_to_header.py", tmp_path / "none.pte", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: cannot read ")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_in_a_library_it_validates_against_the_shipped_schema(tmp_path: Path) -> None:
+    lib = installed_library(tmp_path / "ExecuTorch")
+    script = lib / "extras" / "tools" / "pte_to_header.py"
+    ok = run(script, KEYWORD_SPOTTING, cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.strip() == (
+        "model.h: model_pte[54192] from KeywordSpotting.pte; methods forward; 8 operators"
+    )
+    junk = tmp_path / "junk.pte"
+    junk.write_bytes(b"not a program at all")
+    bad = run(script, junk, "-o", "junk.h", cwd=tmp_path)
+    assert bad.returncode == 1
+    assert "junk.pte is not a readable ExecuTorch program: offset 4" in bad.stderr
+    assert not (tmp_path / "junk.h").exists()
+    unchecked = run(script, junk, "-o", "junk.h", "--no-validate", cwd=tmp_path)
+    assert unchecked.returncode == 0, unchecked.stderr
+    assert et_pte.pte_from_model_h((tmp_path / "junk.h").read_text()) == b"not a program at all"
