@@ -458,9 +458,11 @@ def test_model_h_rejects_names_that_are_not_c_identifiers(name: str) -> None:
         et_pte.model_h(b"\0" * 8, name=name)
 
 
-def test_model_h_rejects_multiline_source() -> None:
+def test_model_h_rejects_multiline_source_and_empty_input() -> None:
     with pytest.raises(ValueError, match="one line"):
         et_pte.model_h(b"\0" * 8, source="a.pte\n#include <evil>")
+    with pytest.raises(ValueError, match=r"^x\.pte is empty"):
+        et_pte.model_h(b"", source="x.pte")
 
 
 def test_pte_from_model_h_detects_an_edited_header() -> None:

@@ -1213,7 +1213,8 @@ def model_h(pte_bytes: bytes, *, name: str = "model_pte", source: str = "model.p
         source: the file name recorded in the banner (one line of text).
 
     Raises:
-        ValueError: `name` is not a C identifier, or `source` spans lines.
+        ValueError: `name` is not a C identifier, `source` spans lines, or `pte_bytes` is
+            empty (a zero-length array does not compile).
     """
     if not is_c_identifier(name):
         raise ValueError(
@@ -1223,6 +1224,8 @@ def model_h(pte_bytes: bytes, *, name: str = "model_pte", source: str = "model.p
     if "\n" in source or "\r" in source:
         raise ValueError(f"source {source!r} must be one line")
     data = bytes(pte_bytes)
+    if not data:
+        raise ValueError(f"{source} is empty; export the model again")
     digest = hashlib.sha256(data).hexdigest()
     lines = [
         f"// Generated from {source} by et_pte.py (extras/tools). Do not edit.",
