@@ -89,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
         "when every step succeeded",
     )
     add_sync_parser(verbs)
+    from generator.commands.check import add_check_parser
+
+    add_check_parser(verbs)
     return parser
 
 
@@ -156,4 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from generator.commands.sync import sync
 
             return sync(args)
+        if args.command == "check":
+            from generator.commands.check import check
+
+            return check(args)
     raise AssertionError(f"unhandled command {args.command}")

@@ -1,0 +1,263 @@
+"""Objects cached by content, shared by every example, library and ref that compiles them.
+
+An object's key is the SHA-256 of: the compiler's identity (its resolved path and
+`--version`), the full flag list, the source path as given to the compiler, the source's
+bytes and the bytes of every header it included. Headers are known only after a compile,
+so each compile also writes a manifest (keyed without the headers) listing the headers
+from its `-MD` dependency file with their hashes; a later lookup re-hashes those headers
+and, when they all match, reuses the object without running the compiler (ccache's
+"direct mode").
+
+Compiles run with the library folder as working directory and relative paths (`src/...`,
+`-Isrc`), so `__FILE__` and the dependency lists do not depend on where a library sits:
+two copies of one ref share every object.
+
+Layout under the cache root: `o/<2 hex>/<key>.o`, `m/<2 hex>/<key>.json`. Writes go to a
+temporary name first and are renamed, so concurrent runs never see half an object.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import platformdirs
+
+from generator.errors import FatalError
+
+
+def default_cache_dir() -> Path:
+    """The user cache folder for objects: `<platformdirs user cache>/executorch-arduino/objects`."""
+    return Path(platformdirs.user_cache_dir("executorch-arduino")) / "objects"
+
+
+@cache
+def compiler_identity(compiler: str) -> str:
+    """Resolved path and `--version` output of `compiler`.
+
+    Raises:
+        FatalError: the compiler is not installed.
+    """
+    path = shutil.which(compiler)
+    if path is None:
+        raise FatalError(f"{compiler} is not installed (it is on no folder of PATH)")
+    out = subprocess.run([path, "--version"], capture_output=True, text=True, check=False).stdout
+    return f"{os.path.realpath(path)}\n{out}"
+
+
+def parse_depfile(text: str) -> list[str]:
+    """Dependencies listed in a make-style `.d` file written by GCC's `-MD`.
+
+    Returns:
+        paths as GCC wrote them (relative to its working directory, or absolute), in
+        order, without the target; escaped spaces (`\\ `) are unescaped.
+    """
+    joined = text.replace("\\\n", " ")
+    deps: list[str] = []
+    for line in joined.splitlines():
+        if ":" not in line or line.startswith(" "):
+            continue
+        _, _, rest = line.partition(": ")
+        token = ""
+        i = 0
+        while i < len(rest):
+            ch = rest[i]
+            if ch == "\\" and i + 1 < len(rest) and rest[i + 1] == " ":
+                token += " "
+                i += 2
+                continue
+            if ch.isspace():
+                if token:
+                    deps.append(token)
+                token = ""
+            else:
+                token += ch
+            i += 1
+        if token:
+            deps.append(token)
+        # GCC writes the object's rule first; later rules (-MP) are phony headers.
+        break
+    return deps
+
+
+@dataclass(frozen=True)
+class CompileJob:
+    """One translation unit to compile.
+
+    Attributes:
+        argv: compiler and flags, without `-c`, the source or outputs.
+        source: the source as passed to the compiler (relative to `cwd` when inside it).
+        cwd: working directory of the compiler.
+    """
+
+    argv: tuple[str, ...]
+    source: str
+    cwd: Path
+
+
+@dataclass
+class CompileOutcome:
+    """Result of one `CompileJob`.
+
+    Attributes:
+        job: the job; object: the cached object file (None when compiling failed);
+        hit: True when the object came from the cache; log: compiler diagnostics.
+    """
+
+    job: CompileJob
+    object: Path | None
+    hit: bool
+    log: str = ""
+
+
+@dataclass
+class CacheStats:
+    """Counts of one or more `compile_all` calls."""
+
+    hits: int = 0
+    misses: int = 0
+    failures: int = 0
+
+
+@dataclass
+class ObjectCache:
+    """The object cache rooted at `root` (created on first use)."""
+
+    root: Path
+    stats: CacheStats = field(default_factory=CacheStats)
+    _file_hashes: dict[Path, str] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _hash_file(self, path: Path) -> str | None:
+        cached = self._file_hashes.get(path)
+        if cached is not None:
+            return cached
+        try:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            return None
+        self._file_hashes[path] = digest
+        return digest
+
+    def _manifest_key(self, job: CompileJob) -> str | None:
+        source_hash = self._hash_file((job.cwd / job.source).resolve())
+        if source_hash is None:
+            return None
+        h = hashlib.sha256()
+        for part in (compiler_identity(job.argv[0]), *job.argv[1:], job.source, source_hash):
+            h.update(part.encode())
+            h.update(b"\0")
+        return h.hexdigest()
+
+    @staticmethod
+    def _object_key(manifest_key: str, deps: dict[str, str]) -> str:
+        h = hashlib.sha256(manifest_key.encode())
+        for path in sorted(deps):
+            h.update(f"\0{path}\0{deps[path]}".encode())
+        return h.hexdigest()
+
+    def _path(self, kind: str, key: str, suffix: str) -> Path:
+        return self.root / kind / key[:2] / f"{key}{suffix}"
+
+    def _lookup(self, job: CompileJob, manifest_key: str) -> Path | None:
+        manifest = self._path("m", manifest_key, ".json")
+        try:
+            entries = json.loads(manifest.read_text())
+        except (OSError, ValueError):
+            return None
+        for entry in entries:
+            deps: dict[str, str] = entry["deps"]
+            if all(self._hash_file((job.cwd / p).resolve()) == h for p, h in deps.items()):
+                obj = self._path("o", self._object_key(manifest_key, deps), ".o")
+                if obj.is_file():
+                    return obj
+        return None
+
+    def _write_atomic(self, target: Path, data: bytes) -> None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, target)
+
+    def _compile(self, job: CompileJob, manifest_key: str) -> CompileOutcome:
+        tmpdir = self.root / "tmp"
+        tmpdir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=tmpdir) as work:
+            obj = Path(work) / "out.o"
+            dep = Path(work) / "out.d"
+            argv = [*job.argv, "-MD", "-MF", str(dep), "-c", job.source, "-o", str(obj)]
+            proc = subprocess.run(argv, cwd=job.cwd, capture_output=True, text=True, check=False)
+            log = (proc.stdout + proc.stderr).strip()
+            if proc.returncode != 0 or not obj.is_file():
+                return CompileOutcome(job, None, hit=False, log=log or f"exit {proc.returncode}")
+            deps: dict[str, str] = {}
+            for p in parse_depfile(dep.read_text()):
+                digest = self._hash_file((job.cwd / p).resolve())
+                if digest is not None:
+                    deps[p] = digest
+            target = self._path("o", self._object_key(manifest_key, deps), ".o")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(obj, target)
+        with self._lock:
+            manifest = self._path("m", manifest_key, ".json")
+            try:
+                entries = json.loads(manifest.read_text())
+            except (OSError, ValueError):
+                entries = []
+            entries = [*[e for e in entries if e["deps"] != deps][-7:], {"deps": deps}]
+            self._write_atomic(manifest, json.dumps(entries).encode())
+        return CompileOutcome(job, target, hit=False, log=log)
+
+    def compile_one(self, job: CompileJob) -> CompileOutcome:
+        """Return the object of `job`, from the cache or by running the compiler.
+
+        Raises:
+            FatalError: the compiler is not installed.
+        """
+        manifest_key = self._manifest_key(job)
+        if manifest_key is None:
+            return CompileOutcome(job, None, hit=False, log=f"{job.source}: cannot read it")
+        obj = self._lookup(job, manifest_key)
+        if obj is not None:
+            with self._lock:
+                self.stats.hits += 1
+            return CompileOutcome(job, obj, hit=True)
+        outcome = self._compile(job, manifest_key)
+        with self._lock:
+            if outcome.object is None:
+                self.stats.failures += 1
+            else:
+                self.stats.misses += 1
+        return outcome
+
+    def compile_all(self, jobs: Sequence[CompileJob]) -> list[CompileOutcome]:
+        """Compile `jobs` in parallel (one thread per CPU), in the order given.
+
+        Returns:
+            one outcome per job, same order.
+
+        Raises:
+            FatalError: a compiler is not installed.
+        """
+        for argv0 in {job.argv[0] for job in jobs}:
+            compiler_identity(argv0)  # fail once, clearly, before starting threads
+        workers = max(1, os.cpu_count() or 1)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(self.compile_one, jobs))
+
+    def clear_temporaries(self) -> None:
+        """Remove leftovers of interrupted compiles."""
+        with contextlib.suppress(OSError):
+            shutil.rmtree(self.root / "tmp")

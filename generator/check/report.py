@@ -1,0 +1,216 @@
+"""The check report: Markdown for a PR body or `$GITHUB_STEP_SUMMARY`, JSON with the same facts.
+
+JSON shape (`CheckReport.to_dict()`)::
+
+    {"library": str, "toolchain": str, "board": str, "passed": bool, "seconds": float,
+     "cache": {"hits": int, "misses": int, "failures": int},
+     "model_check": {...} | null,               # generator.models.ModelCheckReport
+     "examples": [{"example": str, "passed": bool, "seconds": float,
+                   "stages": [{"stage", "status", "summary", "details"}],
+                   "sizes": {"flash": B, "ram": B, "dynamic_flash": B, "dynamic_ram": B,
+                             "arena_used": B, "arena_size": B},   # those measured
+                   "budget": {"flash_max": B, "ram_max": B, "flash_percent": %, "ram_percent": %},
+                   "runs": [{"kind", "done", "exit_code", "timed_out", "seconds", "last_lines"}]}]}
+
+`sizes` holds bytes only, one metric per key, so a sync can diff it against the base's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from generator.check.arena import ArenaFigures
+from generator.check.objcache import CacheStats
+from generator.check.run import RunOutput
+from generator.check.sizes import DynamicSizes, Sizes
+from generator.check.stages import StageResult, Status
+
+#: Order of the per-example stage columns.
+STAGES = ("compile", "sizes", "run", "sanitize", "arena")
+_MARK = {Status.PASS: "✅", Status.FAIL: "❌", Status.SKIP: "➖"}
+
+
+class ModelCheck(Protocol):
+    """Stage 1's report (`generator.models.ModelCheckReport`)."""
+
+    @property
+    def passed(self) -> bool: ...
+
+    def to_markdown(self) -> str: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+@dataclass
+class ExampleReport:
+    """Stages 2-5 of one example.
+
+    Attributes:
+        name: the example; stages: results in `STAGES` order (those that ran);
+        sizes: firmware sizes; dynamic: Dynamic-link sizes; arena: arena figures;
+        runs: the emulated and host runs; seconds: wall time of this example.
+    """
+
+    name: str
+    stages: list[StageResult] = field(default_factory=list)
+    sizes: Sizes | None = None
+    dynamic: DynamicSizes | None = None
+    arena: ArenaFigures | None = None
+    runs: list[RunOutput] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        """True when no stage failed."""
+        return all(s.passed for s in self.stages)
+
+    def stage(self, name: str) -> StageResult | None:
+        """The result of stage `name`, or None when it did not run."""
+        return next((s for s in self.stages if s.stage == name), None)
+
+    def size_metrics(self) -> dict[str, int]:
+        """Bytes per metric: flash, ram, dynamic_flash, dynamic_ram, arena_used, arena_size."""
+        out: dict[str, int] = {}
+        if self.sizes:
+            out["flash"] = self.sizes.flash
+            out["ram"] = self.sizes.ram
+        if self.dynamic:
+            out["dynamic_flash"] = self.dynamic.flash
+            out["dynamic_ram"] = self.dynamic.ram
+        if self.arena:
+            out["arena_used"] = self.arena.used
+            out["arena_size"] = self.arena.size
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (see the module docstring)."""
+        return {
+            "example": self.name,
+            "passed": self.passed,
+            "seconds": round(self.seconds, 2),
+            "stages": [s.to_dict() for s in self.stages],
+            "sizes": self.size_metrics(),
+            "budget": (
+                {
+                    "flash_max": self.sizes.flash_max,
+                    "ram_max": self.sizes.ram_max,
+                    "flash_percent": self.sizes.flash_percent,
+                    "ram_percent": self.sizes.ram_percent,
+                }
+                if self.sizes
+                else None
+            ),
+            "sections": (
+                {"text": self.sizes.text, "data": self.sizes.data, "bss": self.sizes.bss}
+                if self.sizes
+                else None
+            ),
+            "runs": [r.to_dict() for r in self.runs],
+        }
+
+
+@dataclass
+class CheckReport:
+    """Everything `check` found for one library.
+
+    Attributes:
+        library: the library folder; toolchain: the compile back end used;
+        board: the board's name; model_check: stage 1 (None when no example has a
+        model; when it could not run, the reason is in `errors`);
+        examples: stages 2-5 per example; cache: object cache counts; seconds: wall time;
+        errors: problems that stopped a stage for the whole library.
+    """
+
+    library: Path
+    toolchain: str
+    board: str
+    model_check: ModelCheck | None = None
+    examples: list[ExampleReport] = field(default_factory=list)
+    cache: CacheStats = field(default_factory=CacheStats)
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        """True when the model check and every stage of every example passed."""
+        model_ok = self.model_check is None or self.model_check.passed
+        return model_ok and not self.errors and all(e.passed for e in self.examples)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (see the module docstring)."""
+        return {
+            "library": str(self.library),
+            "toolchain": self.toolchain,
+            "board": self.board,
+            "passed": self.passed,
+            "seconds": round(self.seconds, 1),
+            "cache": {
+                "hits": self.cache.hits,
+                "misses": self.cache.misses,
+                "failures": self.cache.failures,
+            },
+            "errors": list(self.errors),
+            "model_check": self.model_check.to_dict() if self.model_check else None,
+            "examples": [e.to_dict() for e in self.examples],
+        }
+
+    def to_markdown(self) -> str:
+        """The report as Markdown: verdict, model check, stage table, sizes, failures."""
+        verdict = "✅ passed" if self.passed else "❌ failed"
+        lines = [
+            f"## Library check: {verdict}",
+            "",
+            f"`{self.library.name}` on {self.board}, compiled with `{self.toolchain}`; "
+            f"{self.seconds:.0f} s, object cache: {self.cache.hits} reused, "
+            f"{self.cache.misses} compiled.",
+            "",
+        ]
+        lines += [f"- ❌ {e}" for e in self.errors]
+        if self.errors:
+            lines.append("")
+        if self.model_check is not None:
+            lines.append(self.model_check.to_markdown().rstrip())
+            lines.append("")
+        if self.examples:
+            lines += [
+                "### Examples",
+                "",
+                "| example | " + " | ".join(STAGES) + " |",
+                "|---|" + "---|" * len(STAGES),
+            ]
+            for e in self.examples:
+                cells = []
+                for name in STAGES:
+                    s = e.stage(name)
+                    cells.append(_MARK[s.status] if s else _MARK[Status.SKIP])
+                lines.append(f"| {e.name} | " + " | ".join(cells) + " |")
+            lines += [
+                "",
+                "### Sizes",
+                "",
+                "| example | flash | RAM (globals) | Dynamic link | arena used / size |",
+                "|---|---:|---:|---:|---:|",
+            ]
+            for e in self.examples:
+                flash = f"{e.sizes.flash:,} B ({e.sizes.flash_percent}%)" if e.sizes else "-"
+                ram = f"{e.sizes.ram:,} B ({e.sizes.ram_percent}%)" if e.sizes else "-"
+                dyn = f"{e.dynamic.flash:,} B" if e.dynamic else "-"
+                arena = f"{e.arena.used:,} / {e.arena.size:,} B" if e.arena else "-"
+                lines.append(f"| {e.name} | {flash} | {ram} | {dyn} | {arena} |")
+            if self.examples and self.examples[0].sizes:
+                s0 = self.examples[0].sizes
+                lines += [
+                    "",
+                    f"Budgets: flash {s0.flash_max:,} B, RAM {s0.ram_max:,} B. Dynamic link: "
+                    "bytes of the sketch and library in a relocatable (`-r`) link, where "
+                    "nothing is garbage-collected.",
+                ]
+            for e in self.examples:
+                lines += ["", f"#### {e.name} ({e.seconds:.0f} s)", ""]
+                for s in e.stages:
+                    lines.append(f"- {s.stage}: {_MARK[s.status]} {s.summary}")
+                    if s.status is Status.FAIL and s.details:
+                        lines += ["", "  ```", *("  " + d for d in s.details.splitlines()), "  ```"]
+        return "\n".join(lines).rstrip() + "\n"

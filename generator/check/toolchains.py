@@ -1,0 +1,306 @@
+"""Toolchains for `check`: interchangeable back ends behind one small protocol.
+
+- `gcc-arm`: Debian's arm-none-eabi GCC 12 (the board core's compiler family) with our
+  minimal Arduino core for QEMU's mps2-an505; its firmware is also what the emulated
+  run boots.
+- `arduino-cli`: the board's own build, `arduino-cli compile --fqbn
+  arduino:zephyr:unoq:link_mode=static`; its firmware is for the real UNO Q, so the
+  emulated run still uses a `gcc-arm` build.
+- `host`: the machine's GCC with AddressSanitizer and UBSan, for the sanitizer run.
+
+`select_toolchain` is the one place that picks a back end.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from generator.boards import UNO_Q, Board
+from generator.check.compile import BuildPlan, sketch_cpp
+from generator.check.objcache import CompileJob, ObjectCache
+from generator.errors import FatalError
+
+CORE_DIR = Path(__file__).parent / "arduino_core"
+CORE_INCLUDE = CORE_DIR / "include"
+
+#: Defined by every Arduino build (the IDE version: 1.6.7 here).
+ARDUINO_DEFINES = ("-DARDUINO=10607",)
+#: newlib's formatting entry points, wrapped so "%zu" works (board/printf_c99.c).
+PRINTF_WRAPS = (
+    "_vfprintf_r",
+    "_svfprintf_r",
+    "_vfiprintf_r",
+    "_svfiprintf_r",
+    "vfprintf",
+    "vfiprintf",
+)
+
+
+@dataclass
+class Build:
+    """What a toolchain's build of one example produced.
+
+    Attributes:
+        ok: True when compiling and linking succeeded.
+        binary: the firmware ELF or host executable (None when the build failed).
+        log: compiler and linker diagnostics.
+        objects: objects of the sketch and the library (no core), for the Dynamic-link
+            size; empty for arduino-cli.
+        compiled, reused: objects compiled now, and taken from the object cache.
+        size_report: the toolchain's own size report text (arduino-cli), else "".
+    """
+
+    ok: bool
+    binary: Path | None
+    log: str
+    objects: list[Path] = field(default_factory=list)
+    compiled: int = 0
+    reused: int = 0
+    size_report: str = ""
+
+
+class Toolchain(Protocol):
+    """A back end that builds one example of a library."""
+
+    @property
+    def name(self) -> str:
+        """ "gcc-arm", "arduino-cli" or "host"."""
+        ...
+
+    def missing(self) -> str | None:
+        """Why this toolchain cannot be used here (what to install), or None."""
+        ...
+
+    def build(self, plan: BuildPlan, out_dir: Path, cache: ObjectCache) -> Build:
+        """Compile and link `plan` into `out_dir`; failures are in the returned `Build`."""
+        ...
+
+
+@dataclass(frozen=True)
+class GccToolchain:
+    """A GCC build following the Arduino rules, with our minimal Arduino core.
+
+    Attributes:
+        name: back-end name; cc, cxx: compilers; common: flags for every source;
+        c, cxx_flags, asm: per-language flags; core_sources: the core's half for this
+        target (absolute); link: link flags; install_hint: what to install.
+    """
+
+    name: str
+    cc: str
+    cxx: str
+    common: tuple[str, ...]
+    c: tuple[str, ...]
+    cxx_flags: tuple[str, ...]
+    asm: tuple[str, ...]
+    core_sources: tuple[Path, ...]
+    link: tuple[str, ...]
+    install_hint: str
+
+    def missing(self) -> str | None:
+        """Why the compilers cannot be used, or None."""
+        absent = [tool for tool in (self.cc, self.cxx) if shutil.which(tool) is None]
+        if absent:
+            return f"{', '.join(absent)} not found; install {self.install_hint}"
+        return None
+
+    def _argv(self, source: str, includes: tuple[str, ...]) -> tuple[str, ...]:
+        inc = tuple(f"-I{i}" for i in includes)
+        if source.endswith(".c"):
+            return (self.cc, *self.common, *self.c, *ARDUINO_DEFINES, *inc)
+        if source.endswith(".S"):
+            return (self.cc, *self.common, *self.asm, *ARDUINO_DEFINES, *inc)
+        return (self.cxx, *self.common, *self.cxx_flags, *ARDUINO_DEFINES, *inc)
+
+    def build(self, plan: BuildPlan, out_dir: Path, cache: ObjectCache) -> Build:
+        """Compile (through the object cache, in parallel) and link `plan`.
+
+        Raises:
+            FatalError: a compiler is not installed.
+        """
+        reason = self.missing()
+        if reason:
+            raise FatalError(reason)
+        core = str(CORE_INCLUDE)
+        lib_inc = ("src", core)
+        sketch_inc = (plan.sketch_dir.as_posix(), "src", core)
+        jobs: list[CompileJob] = []
+        for src in (str(p) for p in self.core_sources):
+            jobs.append(CompileJob(self._argv(src, (core,)), src, CORE_DIR))
+        core_count = len(jobs)
+        sketch_sources = [str(sketch_cpp(plan, cache))] + [
+            p.as_posix() for p in plan.sketch_sources
+        ]
+        for src in sketch_sources:
+            jobs.append(CompileJob(self._argv(src, sketch_inc), src, plan.library))
+        for src in (p.as_posix() for p in plan.library_sources):
+            jobs.append(CompileJob(self._argv(src, lib_inc), src, plan.library))
+
+        outcomes = cache.compile_all(jobs)
+        compiled = sum(1 for o in outcomes if o.object is not None and not o.hit)
+        reused = sum(1 for o in outcomes if o.hit)
+        failed = [o for o in outcomes if o.object is None]
+        warnings = "\n".join(o.log for o in outcomes if o.log and o.object is not None)
+        if failed:
+            log = "\n".join(f"{o.job.source}:\n{o.log}" for o in failed[:5])
+            if len(failed) > 5:
+                log += f"\n... and {len(failed) - 5} more sources failed to compile"
+            return Build(False, None, log, compiled=compiled, reused=reused)
+
+        objects = [o.object for o in outcomes if o.object is not None]
+        out_dir.mkdir(parents=True, exist_ok=True)
+        binary = out_dir / f"{plan.example}.{'elf' if self.name == 'gcc-arm' else 'exe'}"
+        argv = [
+            self.cxx,
+            *self.common,
+            *self.link,
+            f"-Wl,-Map={out_dir / (plan.example + '.map')}",
+            *(str(o) for o in objects),
+            "-o",
+            str(binary),
+        ]
+        proc = subprocess.run(argv, cwd=out_dir, capture_output=True, text=True, check=False)
+        log = "\n".join(s for s in (warnings, proc.stdout.strip(), proc.stderr.strip()) if s)
+        ok = proc.returncode == 0 and binary.is_file()
+        return Build(
+            ok,
+            binary if ok else None,
+            log,
+            objects=objects[core_count:],
+            compiled=compiled,
+            reused=reused,
+        )
+
+
+def _gcc_arm(board: Board) -> GccToolchain:
+    board_dir = CORE_DIR / "board"
+    return GccToolchain(
+        name="gcc-arm",
+        cc="arm-none-eabi-gcc",
+        cxx="arm-none-eabi-g++",
+        common=(*board.cpu_flags, "-Os", "-ffunction-sections", "-fdata-sections"),
+        c=("-std=gnu11",),
+        cxx_flags=("-std=gnu++17", "-fno-exceptions", "-fno-rtti"),
+        asm=("-x", "assembler-with-cpp"),
+        core_sources=(
+            CORE_DIR / "Print.cpp",
+            CORE_DIR / "main.cpp",
+            board_dir / "new.cpp",
+            board_dir / "mps2_an505.c",
+            board_dir / "printf_c99.c",
+        ),
+        # Full newlib (no nano.specs); nosys.specs only for system calls we do not define.
+        link=(
+            "-nostartfiles",
+            "--specs=nosys.specs",
+            "-Wl,--gc-sections",
+            "-Wl,--no-warn-rwx-segments",
+            "-Wl," + ",".join(f"--wrap={symbol}" for symbol in PRINTF_WRAPS),
+            f"-T{board_dir / 'mps2_an505.ld'}",
+            "-Wl,--start-group",
+            "-lstdc++",
+            "-lm",
+            "-lc",
+            "-lgcc",
+            "-Wl,--end-group",
+        ),
+        install_hint="gcc-arm-none-eabi libnewlib-arm-none-eabi "
+        "libstdc++-arm-none-eabi-newlib (Debian packages)",
+    )
+
+
+#: The sanitizers of the host run; any report ends the program (no recovery).
+SANITIZE = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all")
+
+HOST = GccToolchain(
+    name="host",
+    cc="gcc",
+    cxx="g++",
+    common=("-O1", "-g", "-fno-omit-frame-pointer", *SANITIZE),
+    c=("-std=gnu11",),
+    cxx_flags=("-std=gnu++17", "-fno-exceptions", "-fno-rtti"),
+    asm=("-x", "assembler-with-cpp"),
+    core_sources=(CORE_DIR / "Print.cpp", CORE_DIR / "main.cpp", CORE_DIR / "host" / "host.c"),
+    link=("-lm",),
+    install_hint="gcc g++ (Debian: build-essential)",
+)
+
+GCC_ARM = _gcc_arm(UNO_Q)
+
+
+@dataclass(frozen=True)
+class ArduinoCli:
+    """The board's own build through `arduino-cli` (core `arduino:zephyr`)."""
+
+    board: Board = UNO_Q
+    name: str = "arduino-cli"
+
+    def missing(self) -> str | None:
+        """Why arduino-cli cannot build for the board here, or None."""
+        exe = shutil.which("arduino-cli")
+        if exe is None:
+            return "arduino-cli is not installed (https://arduino.github.io/arduino-cli/)"
+        platform = self.board.fqbn.split(":")[0] + ":" + self.board.fqbn.split(":")[1]
+        proc = subprocess.run([exe, "core", "list"], capture_output=True, text=True, check=False)
+        if platform not in proc.stdout:
+            return f"the {platform} core is not installed: arduino-cli core install {platform}"
+        return None
+
+    def build(self, plan: BuildPlan, out_dir: Path, cache: ObjectCache) -> Build:
+        """`arduino-cli compile` the example with the library passed by `--library`.
+
+        Raises:
+            FatalError: arduino-cli or the board core is not installed.
+        """
+        reason = self.missing()
+        if reason:
+            raise FatalError(reason)
+        build_path = out_dir / "arduino-cli"
+        argv = [
+            "arduino-cli",
+            "compile",
+            "--fqbn",
+            self.board.fqbn,
+            "--library",
+            str(plan.library),
+            "--build-path",
+            str(build_path),
+            "--jobs",
+            str(os.cpu_count() or 1),
+            str(plan.library / plan.sketch_dir),
+        ]
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+        log = (proc.stdout + "\n" + proc.stderr).strip()
+        elf = build_path / f"{plan.example}.ino.elf"
+        ok = proc.returncode == 0 and elf.is_file()
+        return Build(ok, elf if ok else None, log, size_report=proc.stdout if ok else "")
+
+
+TOOLCHAINS: dict[str, Toolchain] = {
+    "gcc-arm": GCC_ARM,
+    "arduino-cli": ArduinoCli(),
+}
+
+
+def select_toolchain(name: str) -> Toolchain:
+    """The compile back end for `--compiler NAME` ("auto", "gcc-arm" or "arduino-cli").
+
+    "auto" is arduino-cli when it and the board core are installed, else gcc-arm.
+
+    Raises:
+        FatalError: unknown name, or the chosen toolchain is not installed.
+    """
+    if name == "auto":
+        name = "arduino-cli" if TOOLCHAINS["arduino-cli"].missing() is None else "gcc-arm"
+    toolchain = TOOLCHAINS.get(name)
+    if toolchain is None:
+        raise FatalError(f"unknown compiler {name!r}; use auto, gcc-arm or arduino-cli")
+    reason = toolchain.missing()
+    if reason:
+        raise FatalError(f"--compiler {name}: {reason}")
+    return toolchain
