@@ -6,8 +6,37 @@ own module and is a function from explicit inputs to files in a work folder.
 
 from __future__ import annotations
 
+import os
+import platform
+import shutil
+import tempfile
+import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
+
+from generator import PROJECT_ROOT
+from generator.checkout import checkout, default_cache_dir
+from generator.codegen import run_codegen
+from generator.components import THIRD_PARTY, load_component, pinned_revision
+from generator.errors import FatalError
+from generator.examples import parse_example_pte, plan_examples, select_examples, write_examples
+from generator.flatc import find_flatc, generate_schema_headers, pinned_flatbuffers_version
+from generator.layout import CODEGEN_DIR
+from generator.models import TOOLS_DIR, ops_in_pte
+from generator.opset import available_op_sources, kernel_sources, select_op_set
+from generator.patches import PATCHES, TEMPLATE_PLATFORM, apply_patches
+from generator.render import render_metadata, write_pin
+from generator.vendor import (
+    follow_includes,
+    vendor_component,
+    vendor_op_sources,
+    write_cmake_macros,
+)
+from generator.version import check_explicit_version, library_version
+
+TEMPLATE_SRC = PROJECT_ROOT / "library_template" / "src"
 
 DEFAULT_EXECUTORCH_REPO = "https://github.com/pytorch/executorch.git"
 
@@ -67,3 +96,265 @@ class BuildResult:
     files: int = 0
     bytes: int = 0
     seconds: float = 0.0
+
+
+class Reporter(Protocol):
+    """Progress sink: `step` wraps one pipeline step; `note` adds a detail line."""
+
+    def step(self, name: str) -> AbstractContextManager[None]: ...
+
+    def note(self, message: str) -> None: ...
+
+
+class QuietReporter:
+    """A reporter that prints nothing (tests, and callers with their own output)."""
+
+    def step(self, name: str) -> AbstractContextManager[None]:
+        return nullcontext()
+
+    def note(self, message: str) -> None:
+        pass
+
+
+def _staging_dir(out: Path) -> Path:
+    """A fresh folder beside `out`, so the final move is a rename on one file system."""
+    parent = out.resolve().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=parent))
+    except OSError as e:
+        raise FatalError(
+            f"cannot write next to --out {out}: {e.strerror or e}. Choose an --out in a "
+            "folder you can write to"
+        ) from None
+
+
+def _move_into_place(staged: Path, out: Path) -> None:
+    """Replace `out` by `staged`; the previous `out` survives until the new one is in place."""
+    out = out.resolve()
+    old: Path | None = None
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        os.replace(out, old)
+    try:
+        os.replace(staged, out)
+    except OSError as e:
+        if old is not None:
+            os.replace(old, out)
+        raise FatalError(f"cannot move the library into {out}: {e.strerror or e}") from None
+    if old is not None:
+        shutil.rmtree(old)
+
+
+def _tree_stats(folder: Path) -> tuple[int, int]:
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    return len(files), sum(p.stat().st_size for p in files)
+
+
+def build_library(
+    options: BuildOptions, out: Path, reporter: Reporter | None = None
+) -> BuildResult:
+    """Generate the library for `options` into `out`.
+
+    The tree is built in a staging folder beside `out` and moved into place only when every
+    step succeeded; on any error `out` is left exactly as it was.
+
+    Raises:
+        FatalError: bad input (ref, version, op names, example models) or a step that failed.
+    """
+    rep = reporter or QuietReporter()
+    started = time.monotonic()
+    cache = options.cache_dir or default_cache_dir()
+    if options.library_version is not None:
+        check_explicit_version(options.library_version)
+    examples = select_examples(options.examples)
+    overrides = parse_example_pte([f"{n}={p}" for n, p in options.example_pte])
+    staging = _staging_dir(out)
+    try:
+        library = staging / out.name
+        library.mkdir()
+        result = _build_into(options, library, cache, examples, overrides, rep)
+        result.files, result.bytes = _tree_stats(library)
+        with rep.step("move into place"):
+            _move_into_place(library, out)
+        result.out = out
+        result.seconds = time.monotonic() - started
+        return result
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _build_into(
+    options: BuildOptions,
+    library: Path,
+    cache: Path,
+    examples: list[str],
+    overrides: dict[str, Path],
+    rep: Reporter,
+) -> BuildResult:
+    et = load_component("executorch")
+    with rep.step(f"check out ExecuTorch {options.executorch_ref}"):
+        co = checkout(options.executorch_repo, options.executorch_ref, et.checkout, cache)
+        rep.note(f"{options.executorch_ref} -> {co.sha}")
+        root = co.path
+        try:
+            upstream_version = co.read_text("version.txt").strip()
+        except FileNotFoundError:
+            raise FatalError(
+                f"{options.executorch_repo} at {co.sha[:12]} has no version.txt; is this an "
+                "ExecuTorch repository?"
+            ) from None
+        version = library_version(upstream_version, options.library_version)
+        if not (root / "backends" / "cortex_m").is_dir():
+            raise FatalError(
+                f"ExecuTorch at {co.sha[:12]} has no backends/cortex_m; the Arduino library needs "
+                "the Cortex-M backend (ExecuTorch v1.4.0 or newer)"
+            )
+        plans = plan_examples(root, examples, overrides)
+
+    third_party: list[dict[str, str]] = []
+    trees: dict[str, Path] = {}
+    for key in THIRD_PARTY:
+        component = load_component(key)
+        url, rev = pinned_revision(component, co)
+        with rep.step(f"check out {component.name} {rev[:12]}"):
+            try:
+                tp = checkout(url, rev, component.checkout, cache)
+            except FatalError as e:
+                raise FatalError(
+                    f"ExecuTorch at {co.sha[:12]} pins {component.name} at {rev}, which cannot "
+                    f"be checked out: {e}"
+                ) from None
+        trees[key] = tp.path
+        third_party.append(
+            {
+                "key": key, "name": component.name, "owner": component.owner, "url": url,
+                "sha": tp.sha, "location": component.location, "license": component.license,
+                "license_file": Path(component.license_dest).name,
+            }
+        )
+
+    with rep.step("select the op set"):
+        pte_ops: list[str] | None = None
+        if options.ops_from_pte:
+            found: set[str] = set()
+            for pte in options.ops_from_pte:
+                found |= ops_in_pte(pte, root / "schema")
+            pte_ops = sorted(found)
+        op_set = select_op_set(
+            root,
+            ops=list(options.ops) if options.ops is not None else None,
+            all_ops=options.all_ops,
+            pte_ops=pte_ops,
+        )
+        sources = kernel_sources(root, op_set)
+        rep.note(f"{len(op_set.ops)} operators ({op_set.describe()})")
+
+    with rep.step("run the kernel-registration codegen"):
+        generated = run_codegen(
+            root,
+            op_set,
+            library / CODEGEN_DIR,
+            library / "src/executorch/runtime/kernel/selected_max_kernel_num.h",
+        )
+        rep.note(f"{len(generated.kernels)} kernels registered")
+
+    with rep.step("vendor sources"):
+        for rule_owner, tree in [(et, root)] + [(load_component(k), trees[k]) for k in THIRD_PARTY]:
+            vendor_component(rule_owner, tree, library)
+        vendor_op_sources(root, library, sources.values())
+        write_cmake_macros(library)
+        shutil.copytree(TEMPLATE_SRC, library / "src", dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns(TEMPLATE_PLATFORM.name))
+        starts = sorted(p for p in (library / "src").rglob("*") if p.suffix in (".h", ".cpp"))
+        closure = follow_includes(root, library, starts)
+        rep.note(f"{len(closure.added)} headers and helper sources found by following includes")
+
+    with rep.step("generate the schema headers"):
+        fb_version = pinned_flatbuffers_version(trees["flatbuffers"])
+        fb = next(t for t in third_party if t["key"] == "flatbuffers")
+        flatc = find_flatc(fb_version, fb["url"], fb["sha"], cache)
+        generate_schema_headers(flatc, root / "schema", library / "src/executorch/schema")
+        rep.note(f"flatc {fb_version} ({flatc})")
+
+    with rep.step("apply the Arduino patches"):
+        applied = apply_patches(library)
+
+    with rep.step("write the examples"):
+        write_examples(root, library, plans)
+        tools = library / "extras" / "tools"
+        tools.mkdir(parents=True, exist_ok=True)
+        for tool in sorted(TOOLS_DIR.glob("*.py")):
+            shutil.copyfile(tool, tools / tool.name)
+
+    op_files = sorted(set(sources.values()))
+    portable_sources = [s for s in op_files if s.startswith("kernels/")]
+    with rep.step("render metadata"):
+        write_pin(library, co.sha)
+        render_metadata(
+            library,
+            {
+                "version": version,
+                "library_version": version,
+                "upstream_version": upstream_version,
+                "executorch": {"url": options.executorch_repo, "sha": co.sha, "ref": options.executorch_ref},
+                "third_party": third_party,
+                "components": [
+                    {
+                        "name": et.name, "owner": et.owner, "sha": co.sha,
+                        "location": et.location, "license": et.license,
+                        "license_file": "LICENSE (library root)",
+                    },
+                    *third_party,
+                ],
+                "op_set_description": op_set.describe(),
+                "ops": list(op_set.ops),
+                "kernel_count": len(generated.kernels),
+                "op_sources": len(portable_sources),
+                "op_sources_available": available_op_sources(root),
+                "cortex_m_sources": len(op_files) - len(portable_sources),
+                "examples": [p.name for p in plans],
+                "example_models": [(p.name, p.origin) for p in plans],
+                "patches": [p for p in PATCHES if p.name in applied],
+                "flatc_version": fb_version,
+                "torch_version": _torch_version(),
+                "python_version": platform.python_version(),
+                "regenerate_args": _regenerate_args(options, version),
+            },
+        )
+    return BuildResult(
+        out=library,
+        ref=options.executorch_ref,
+        sha=co.sha,
+        upstream_version=upstream_version,
+        library_version=version,
+        op_set=list(op_set.ops),
+        kernel_count=len(generated.kernels),
+        op_sources=len(portable_sources),
+        op_sources_available=available_op_sources(root),
+    )
+
+
+def _torch_version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("torch")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _regenerate_args(options: BuildOptions, version: str) -> str:
+    args = [f"--library-version {version}"]
+    if options.all_ops:
+        args.append("--all-ops")
+    elif options.ops is not None:
+        args.append(f"--ops {','.join(options.ops)}")
+    elif options.ops_from_pte:
+        args.append(f"--ops-from-pte {','.join(p.name for p in options.ops_from_pte)}")
+    if options.examples is not None:
+        args.append(f"--examples {','.join(options.examples)}")
+    for name, pte in options.example_pte:
+        args.append(f"--example-pte {name}={pte.name}")
+    return " ".join(args)

@@ -1,0 +1,1 @@
+"""One module per verb; each exposes one function of the parsed options."""

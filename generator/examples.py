@@ -1,0 +1,136 @@
+"""Step 6: the examples. Sketches are ours (library_template/examples/); their data comes from
+the ref: each `model.h` is made from the `.pte` the ref ships under
+`examples/arduino/examples/<Example>/`, and KeywordSpotting's MFCC inputs are copied from there.
+`.pth` and `.pte` files never land in the library.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator import PROJECT_ROOT
+from generator.errors import FatalError
+from generator.layout import EXAMPLES
+from generator.models import write_model_header
+
+TEMPLATE_EXAMPLES = PROJECT_ROOT / "library_template" / "examples"
+REF_EXAMPLES = "examples/arduino/examples"
+
+#: Data files an example copies from the ref's folder beside its .pte (globs).
+EXAMPLE_DATA: dict[str, tuple[str, ...]] = {"KeywordSpotting": ("mfcc_*.h",)}
+
+
+@dataclass(frozen=True)
+class ExamplePlan:
+    """Where one example's model comes from.
+
+    Attributes:
+        name: example (sketch folder) name.
+        pte: the .pte its model.h is made from.
+        origin: how PROVENANCE names that source (ref path, or "--example-pte FILE").
+    """
+
+    name: str
+    pte: Path
+    origin: str
+
+
+def select_examples(requested: Sequence[str] | None) -> list[str]:
+    """The examples to ship, in the library's order.
+
+    Raises:
+        FatalError: for a name that is not one of ours.
+    """
+    if requested is None:
+        return list(EXAMPLES)
+    unknown = [n for n in requested if n not in EXAMPLES]
+    if unknown:
+        raise FatalError(
+            f"unknown example(s) {', '.join(unknown)} in --examples; the examples are "
+            f"{', '.join(EXAMPLES)}"
+        )
+    if not requested:
+        raise FatalError("--examples names no example; name at least one")
+    return [n for n in EXAMPLES if n in requested]
+
+
+def parse_example_pte(items: Sequence[str]) -> dict[str, Path]:
+    """Parse `--example-pte NAME=FILE` items.
+
+    Raises:
+        FatalError: for an item without `=`, an unknown example or a missing file.
+    """
+    result: dict[str, Path] = {}
+    for item in items:
+        name, sep, file = item.partition("=")
+        if not sep or not name or not file:
+            raise FatalError(f"--example-pte {item!r} is not NAME=FILE (e.g. AddModel=add.pte)")
+        if name not in EXAMPLES:
+            raise FatalError(
+                f"--example-pte names unknown example {name!r}; the examples are "
+                f"{', '.join(EXAMPLES)}"
+            )
+        path = Path(file).expanduser()
+        if not path.is_file():
+            raise FatalError(f"--example-pte {name}={file}: no such file")
+        result[name] = path.resolve()
+    return result
+
+
+def plan_examples(
+    root: Path, examples: Sequence[str], overrides: Mapping[str, Path]
+) -> list[ExamplePlan]:
+    """Find each example's .pte: an override, else the one the ref ships.
+
+    Raises:
+        FatalError: naming every example the ref ships no model (or data) for, and how to
+            proceed (`--example-pte NAME=FILE` or `--examples NAME,...`).
+    """
+    plans: list[ExamplePlan] = []
+    missing: list[str] = []
+    for name in examples:
+        if name in overrides:
+            plans.append(ExamplePlan(name, overrides[name], f"--example-pte {overrides[name].name}"))
+            continue
+        shipped = root / REF_EXAMPLES / name / "model.pte"
+        if shipped.is_file():
+            plans.append(ExamplePlan(name, shipped, f"{REF_EXAMPLES}/{name}/model.pte"))
+        else:
+            missing.append(name)
+    if missing:
+        have = [n for n in examples if n not in missing]
+        subset = f" or ship only the others with --examples {','.join(have)}" if have else ""
+        raise FatalError(
+            f"this ref ships no model (.pte) for example(s) {', '.join(missing)} under "
+            f"{REF_EXAMPLES}/. Supply one with --example-pte NAME=FILE (exported with this same "
+            f"ExecuTorch commit){subset}"
+        )
+    for name in examples:
+        for pattern in EXAMPLE_DATA.get(name, ()):
+            if not list((root / REF_EXAMPLES / name).glob(pattern)):
+                raise FatalError(
+                    f"example {name} needs {pattern} from {REF_EXAMPLES}/{name}/, which this "
+                    f"ref does not ship; leave it out with --examples"
+                )
+    return plans
+
+
+def write_examples(root: Path, library: Path, plans: Sequence[ExamplePlan]) -> None:
+    """Copy our sketches, make each model.h, copy the example data from the ref.
+
+    Raises:
+        FatalError: when our sketch for an example is missing or a .pte is unreadable.
+    """
+    for plan in plans:
+        template = TEMPLATE_EXAMPLES / plan.name
+        if not template.is_dir():
+            raise FatalError(f"the sketch for {plan.name} is missing from {TEMPLATE_EXAMPLES}")
+        dest = library / "examples" / plan.name
+        shutil.copytree(template, dest)
+        write_model_header(plan.pte, dest / "model.h")
+        for pattern in EXAMPLE_DATA.get(plan.name, ()):
+            for data in sorted((root / REF_EXAMPLES / plan.name).glob(pattern)):
+                shutil.copyfile(data, dest / data.name)

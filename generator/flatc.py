@@ -1,0 +1,151 @@
+"""Schema headers: `program_generated.h` and `scalar_type_generated.h`, made by a flatc whose
+version equals the pinned FlatBuffers version exactly.
+
+FlatBuffers' generated code checks the runtime headers' version with a static_assert, so a
+flatc of another version makes headers that do not compile against the vendored runtime (or,
+worse, compile and differ). Where flatc comes from, in order:
+1. `$FLATC` (an explicit choice: a mismatched version is an error);
+2. `flatc` on PATH, then the one the `executorch` wheel ships (`executorch/data/bin/flatc`),
+   each used only when its version matches;
+3. a flatc built earlier from the pinned FlatBuffers, cached under `<cache>/flatc/<version>/`;
+4. otherwise it is built now from the pinned FlatBuffers sources with CMake, and cached.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from generator.checkout import checkout
+from generator.errors import FatalError
+
+_VERSION_DEFINE = re.compile(r"#define\s+FLATBUFFERS_VERSION_(MAJOR|MINOR|REVISION)\s+(\d+)")
+_FLATC_VERSION = re.compile(r"flatc version (\d+\.\d+\.\d+)")
+
+#: What flatc needs of the FlatBuffers tree to build (sparse checkout).
+BUILD_PATHS = ("CMakeLists.txt", "CMake", "include", "src", "grpc", "LICENSE", "reflection")
+
+#: The flags ExecuTorch's own schema/CMakeLists.txt passes.
+FLATC_FLAGS = ("--cpp", "--cpp-std", "c++11", "--gen-mutable", "--scoped-enums")
+
+
+def pinned_flatbuffers_version(flatbuffers_root: Path) -> str:
+    """The FlatBuffers version of a checkout, from include/flatbuffers/base.h (X.Y.Z).
+
+    Raises:
+        FatalError: when base.h does not define the three version numbers.
+    """
+    base = flatbuffers_root / "include" / "flatbuffers" / "base.h"
+    try:
+        found = dict(_VERSION_DEFINE.findall(base.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        found = {}
+    if set(found) != {"MAJOR", "MINOR", "REVISION"}:
+        raise FatalError(f"cannot read the FlatBuffers version from {base}")
+    return f"{found['MAJOR']}.{found['MINOR']}.{found['REVISION']}"
+
+
+def flatc_version(flatc: Path) -> str | None:
+    """The X.Y.Z a flatc binary reports, or None when it does not run."""
+    try:
+        out = subprocess.run(
+            [str(flatc), "--version"], capture_output=True, text=True, timeout=30, check=False
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = _FLATC_VERSION.search(out)
+    return match.group(1) if match else None
+
+
+def _wheel_flatc() -> Path | None:
+    spec = importlib.util.find_spec("executorch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        candidate = Path(location) / "data" / "bin" / "flatc"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def build_flatc(url: str, sha: str, version: str, cache_dir: Path) -> Path:
+    """Build flatc from FlatBuffers `sha` with CMake; cached under `<cache>/flatc/<version>`.
+
+    Raises:
+        FatalError: when cmake is missing or the build fails.
+    """
+    dest = cache_dir / "flatc" / version / "flatc"
+    if dest.is_file() and flatc_version(dest) == version:
+        return dest
+    if shutil.which("cmake") is None:
+        raise FatalError(
+            f"no flatc {version} was found and cmake is not installed to build one; install "
+            f"cmake, or set FLATC to a flatc {version}"
+        )
+    source = checkout(url, sha, BUILD_PATHS, cache_dir)
+    with tempfile.TemporaryDirectory(prefix="flatc-build-") as build:
+        steps = [
+            [
+                "cmake", "-S", str(source.path), "-B", build, "-DCMAKE_BUILD_TYPE=Release",
+                "-DFLATBUFFERS_BUILD_TESTS=OFF", "-DFLATBUFFERS_BUILD_FLATLIB=OFF",
+                "-DFLATBUFFERS_BUILD_FLATHASH=OFF", "-DFLATBUFFERS_BUILD_FLATC=ON",
+            ],
+            ["cmake", "--build", build, "--target", "flatc", "-j", str(os.cpu_count() or 2)],
+        ]
+        for step in steps:
+            proc = subprocess.run(step, capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-10:])
+                raise FatalError(f"building flatc {version} failed:\n{tail}")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_suffix(".tmp")
+        shutil.copy2(Path(build) / "flatc", tmp)
+        tmp.replace(dest)
+    return dest
+
+
+def find_flatc(version: str, url: str, sha: str, cache_dir: Path) -> Path:
+    """A flatc of exactly `version` (see the module docstring for the order).
+
+    Raises:
+        FatalError: when $FLATC is set to a flatc of another version, or none can be built.
+    """
+    explicit = os.environ.get("FLATC")
+    if explicit:
+        found = flatc_version(Path(explicit))
+        if found != version:
+            raise FatalError(
+                f"FLATC={explicit} is flatc {found or '(does not run)'}, but the pinned "
+                f"FlatBuffers is {version}; schema headers must come from the same version. "
+                f"Point FLATC at a flatc {version}, or unset it to have one built"
+            )
+        return Path(explicit)
+    candidates = [shutil.which("flatc"), _wheel_flatc(), cache_dir / "flatc" / version / "flatc"]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_file() and flatc_version(Path(candidate)) == version:
+            return Path(candidate)
+    return build_flatc(url, sha, version, cache_dir)
+
+
+def generate_schema_headers(flatc: Path, schema_dir: Path, out_dir: Path) -> list[Path]:
+    """Run flatc on program.fbs and scalar_type.fbs, writing the headers into `out_dir`.
+
+    Returns:
+        The generated header paths, sorted.
+    Raises:
+        FatalError: when flatc fails.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    schemas = [schema_dir / "program.fbs", schema_dir / "scalar_type.fbs"]
+    proc = subprocess.run(
+        [str(flatc), *FLATC_FLAGS, "-o", str(out_dir), *map(str, schemas)],
+        capture_output=True, text=True, check=False,
+    )
+    if proc.returncode != 0:
+        raise FatalError(f"flatc failed on {schema_dir}: {proc.stderr.strip()}")
+    return sorted(out_dir.glob("*_generated.h"))

@@ -1,0 +1,143 @@
+"""Step 5: the Arduino patches, as explicit, listed transformations of the library tree.
+
+Each patch says what it does and why; applying one that no longer finds what it changes is an
+error naming the file or pattern, never a silent skip, because a patch that stops applying
+usually means the upstream tree moved and the library would break on the board.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator import PROJECT_ROOT
+from generator.errors import FatalError
+from generator.layout import PLATFORM_DIR
+
+TEMPLATE_PLATFORM = PROJECT_ROOT / "library_template" / PLATFORM_DIR / "arduino_pal.cpp"
+
+
+@dataclass(frozen=True)
+class Patch:
+    """One transformation of the library tree.
+
+    Attributes:
+        name: short id recorded in PROVENANCE.
+        why: one sentence, shown in PROVENANCE.
+        apply: function of the library root returning the library paths it touched.
+    """
+
+    name: str
+    why: str
+    apply: Callable[[Path], list[str]]
+
+
+def _rel(library: Path, path: Path) -> str:
+    return path.relative_to(library).as_posix()
+
+
+def _exception_before_variant(library: Path) -> list[str]:
+    touched = []
+    for path in sorted((library / "src" / "executorch").rglob("*")):
+        if path.suffix not in (".h", ".cpp") or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8")
+        new = re.sub(
+            r"^(\s*)#include <variant>", r"\1#include <exception>\n\1#include <variant>",
+            text, flags=re.M,
+        )
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            touched.append(_rel(library, path))
+    if not touched:
+        raise FatalError(
+            "patch exception-before-variant no longer applies: no file under "
+            "src/executorch includes <variant>; check whether the patch is still needed"
+        )
+    return touched
+
+
+_TEST_DIRS = {"test", "tests", "testing", "testing_util"}
+_TEST_FILE = re.compile(r"(^test_.*|.*_test)\.(c|cc|cpp|h)$")
+
+
+def _drop_tests(library: Path) -> list[str]:
+    removed = []
+    src = library / "src"
+    for path in sorted(src.rglob("*"), reverse=True):
+        if path.is_dir() and path.name in _TEST_DIRS:
+            removed.append(_rel(library, path) + "/")
+            shutil.rmtree(path)
+        elif path.is_file() and _TEST_FILE.match(path.name):
+            removed.append(_rel(library, path))
+            path.unlink()
+    return removed
+
+
+def _drop_aten_mode(library: Path) -> list[str]:
+    removed = []
+    for path in sorted((library / "src").rglob("*_aten.cpp")):
+        if path.name.endswith("_exec_aten.cpp"):
+            continue  # portable-mode code despite the name, and required
+        removed.append(_rel(library, path))
+        path.unlink()
+    return removed
+
+
+def _platform_layer(library: Path) -> list[str]:
+    folder = library / PLATFORM_DIR
+    if not folder.is_dir():
+        raise FatalError(
+            f"patch platform-layer no longer applies: {PLATFORM_DIR} is missing from the "
+            "vendored runtime (upstream moved its platform layers)"
+        )
+    upstream = sorted(p for p in folder.iterdir() if p.suffix in (".c", ".cpp"))
+    if not upstream:
+        raise FatalError(
+            f"patch platform-layer no longer applies: {PLATFORM_DIR} has no upstream platform "
+            "layer to replace"
+        )
+    touched = []
+    for path in upstream:
+        touched.append(_rel(library, path))
+        path.unlink()
+    if not TEMPLATE_PLATFORM.is_file():
+        raise FatalError(f"our platform layer {TEMPLATE_PLATFORM} is missing from this checkout")
+    shutil.copyfile(TEMPLATE_PLATFORM, folder / TEMPLATE_PLATFORM.name)
+    touched.append(_rel(library, folder / TEMPLATE_PLATFORM.name))
+    return touched
+
+
+PATCHES: tuple[Patch, ...] = (
+    Patch(
+        "exception-before-variant",
+        "Arduino's <new> omits <exception>, which std::bad_variant_access in <variant> needs.",
+        _exception_before_variant,
+    ),
+    Patch("drop-tests", "Tests are host code; Arduino would compile them.", _drop_tests),
+    Patch(
+        "drop-aten-mode",
+        "ATen-mode sources need PyTorch; *_exec_aten.cpp is portable-mode and stays.",
+        _drop_aten_mode,
+    ),
+    Patch(
+        "platform-layer",
+        "Ship exactly one platform layer, ours, written against the Arduino API (two would "
+        "define every et_pal_* twice).",
+        _platform_layer,
+    ),
+)
+
+
+def apply_patches(library: Path) -> dict[str, list[str]]:
+    """Apply every patch in order.
+
+    Returns:
+        patch name -> library paths it touched.
+    Raises:
+        FatalError: when a patch no longer applies (naming the file or pattern).
+    """
+    return {patch.name: patch.apply(library) for patch in PATCHES}

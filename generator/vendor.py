@@ -1,0 +1,239 @@
+"""Step 4: vendor sources into the library tree.
+
+- Each component's copy rules (vendored/*.yaml) bring the runtime, c10/torch headers,
+  FlatBuffers, flatcc and CMSIS-NN.
+- Only the operator sources that are registered ship: the `op_*.cpp` of each selected
+  operator, then whatever headers and helper sources they need, found by following their
+  includes (not by a hand list). A helper source ships when a header it implements is used:
+  the `.cpp` of the same stem beside the header, or a `.cpp` in the header's folder that
+  includes it and has no header of its own (the `pattern/` sources work that way).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator import PROJECT_ROOT
+from generator.components import Component, CopyRule
+from generator.errors import FatalError
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+#: Where helper sources live: a header used from here brings the sources implementing it.
+HELPER_ROOTS = ("kernels/", "backends/")
+SOURCE_SUFFIXES = (".c", ".cpp", ".cc")
+HEADER_SUFFIXES = (".h", ".hpp")
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a path glob (`*` within a folder, `**/` any number of folders) to a regex."""
+    out = ""
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out += "(?:.*/)?"
+            i += 3
+        elif pattern.startswith("**", i):
+            out += ".*"
+            i += 2
+        elif pattern[i] == "*":
+            out += "[^/]*"
+            i += 1
+        elif pattern[i] == "?":
+            out += "[^/]"
+            i += 1
+        else:
+            out += re.escape(pattern[i])
+            i += 1
+    return re.compile(out + r"\Z")
+
+
+def apply_rule(rule: CopyRule, tree: Path, library: Path) -> list[Path]:
+    """Copy the files of `rule` from `tree` into `library`.
+
+    Returns:
+        Destination paths written, sorted.
+    Raises:
+        FatalError: when the rule's source folder is missing or matches nothing.
+    """
+    source = tree / rule.source
+    if not source.is_dir():
+        raise FatalError(
+            f"{rule.source} is missing from the checkout at {tree}; the component's layout "
+            "changed (update its copy rules in vendored/)"
+        )
+    includes = [glob_regex(p) for p in rule.include]
+    excludes = [glob_regex(p) for p in rule.exclude]
+    written: list[Path] = []
+    for path in sorted(source.rglob("*")):
+        if not path.is_file():
+            continue
+        rel = path.relative_to(source).as_posix()
+        if not any(p.match(rel) for p in includes) or any(p.match(rel) for p in excludes):
+            continue
+        dest = library / rule.dest / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, dest)
+        written.append(dest)
+    if not written:
+        raise FatalError(f"no file of {rule.source} matches {list(rule.include)}")
+    return written
+
+
+def vendor_component(component: Component, tree: Path, library: Path) -> list[Path]:
+    """Apply every copy rule of `component` and copy its license.
+
+    Raises:
+        FatalError: when the component's LICENSE (or a rule's folder) is missing.
+    """
+    license_path = tree / component.license_file
+    if not license_path.is_file():
+        raise FatalError(
+            f"{component.name} at {tree} has no {component.license_file}; it cannot be "
+            "redistributed without its license (is the checkout complete?)"
+        )
+    written: list[Path] = []
+    for rule in component.files:
+        written += apply_rule(rule, tree, library)
+    dest = library / component.license_dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(license_path, dest)
+    written.append(dest)
+    return written
+
+
+@dataclass
+class IncludeClosure:
+    """What following includes from the operator sources added.
+
+    Attributes:
+        added: ExecuTorch paths (relative to its root) copied into src/executorch/.
+        unresolved: includes found in no vendored tree (system headers, or ones behind
+            preprocessor conditions that a device build does not take).
+    """
+
+    added: list[str] = field(default_factory=list)
+    unresolved: set[str] = field(default_factory=set)
+
+
+def _et_path(library: Path, file: Path) -> str | None:
+    """The ExecuTorch-relative path of a library file under src/executorch/, else None."""
+    try:
+        return file.relative_to(library / "src" / "executorch").as_posix()
+    except ValueError:
+        return None
+
+
+def _implementing_sources(root: Path, header: str) -> list[str]:
+    """Helper sources that implement `header` (ExecuTorch-relative paths)."""
+    folder = (root / header).parent
+    stem = Path(header).stem
+    found: list[str] = []
+    for source in sorted(p for p in folder.iterdir() if p.suffix in SOURCE_SUFFIXES):
+        rel = source.relative_to(root).as_posix()
+        if source.stem == stem:
+            found.append(rel)
+            continue
+        has_own_header = any((folder / (source.stem + s)).exists() for s in HEADER_SUFFIXES)
+        if has_own_header:
+            continue
+        includes = {m.group(2) for m in INCLUDE.finditer(source.read_text(errors="replace"))}
+        if f"executorch/{header}" in includes or Path(header).name in includes:
+            found.append(rel)
+    return found
+
+
+def follow_includes(root: Path, library: Path, starts: Iterable[Path]) -> IncludeClosure:
+    """Copy into `library` every ExecuTorch header and helper source reachable from `starts`.
+
+    Args:
+        root: ExecuTorch checkout.
+        library: library tree being built (ExecuTorch files go under src/executorch/).
+        starts: library files whose includes are followed (recursively).
+    Returns:
+        What was added and what could not be resolved.
+    """
+    src = library / "src"
+    closure = IncludeClosure()
+    queue = deque(starts)
+    seen: set[Path] = set()
+    while queue:
+        file = queue.popleft()
+        if file in seen or not file.is_file():
+            continue
+        seen.add(file)
+        for match in INCLUDE.finditer(file.read_text(encoding="utf-8", errors="replace")):
+            quoted, name = match.group(1) == '"', match.group(2)
+            candidates: list[tuple[Path, str | None]] = []
+            if quoted:
+                local = (file.parent / name).resolve()
+                et_local = _et_path(library, local)
+                candidates.append((local, et_local))
+            if name.startswith("executorch/"):
+                candidates.append((src / name, name.removeprefix("executorch/")))
+            candidates.append((src / name, None))
+            resolved = False
+            for dest, et_rel in candidates:
+                if dest.is_file():
+                    queue.append(dest)
+                    resolved = True
+                    break
+                if et_rel is not None and (root / et_rel).is_file():
+                    _copy_et(root, library, et_rel, closure, queue)
+                    resolved = True
+                    break
+            if not resolved:
+                closure.unresolved.add(name)
+    return closure
+
+
+def _copy_et(root: Path, library: Path, rel: str, closure: IncludeClosure, queue: deque[Path]) -> None:
+    dest = library / "src" / "executorch" / rel
+    if dest.is_file():
+        return
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(root / rel, dest)
+    closure.added.append(rel)
+    queue.append(dest)
+    if rel.startswith(HELPER_ROOTS) and Path(rel).suffix in HEADER_SUFFIXES:
+        for source in _implementing_sources(root, rel):
+            if not (library / "src" / "executorch" / source).is_file():
+                _copy_et(root, library, source, closure, queue)
+
+
+#: Where c10's Macros.h and Export.h look for the CMake-generated macros header.
+CMAKE_MACROS = "src/torch/headeronly/macros/cmake_macros.h"
+CMAKE_MACROS_TEMPLATE = PROJECT_ROOT / "generator" / "templates" / "cmake_macros.h"
+
+
+def write_cmake_macros(library: Path) -> Path:
+    """Write the c10/torch `cmake_macros.h` that CMake would generate (all options off).
+
+    Raises:
+        FatalError: when the vendored torch headers no longer include it from there.
+    """
+    macros = library / "src" / "torch" / "headeronly" / "macros"
+    users = [p for p in macros.glob("*.h") if "torch/headeronly/macros/cmake_macros.h" in p.read_text()]
+    if not users:
+        raise FatalError(
+            f"no header in {macros.relative_to(library)} includes cmake_macros.h any more; "
+            "the c10/torch layout changed, update generator/vendor.py"
+        )
+    dest = library / CMAKE_MACROS
+    shutil.copyfile(CMAKE_MACROS_TEMPLATE, dest)
+    return dest
+
+
+def vendor_op_sources(root: Path, library: Path, sources: Iterable[str]) -> list[Path]:
+    """Copy the selected operator sources (ExecuTorch-relative) under src/executorch/."""
+    written = []
+    for rel in sorted(set(sources)):
+        dest = library / "src" / "executorch" / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(root / rel, dest)
+        written.append(dest)
+    return written
