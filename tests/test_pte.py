@@ -424,6 +424,37 @@ def test_operator_index_out_of_range(schema: et_pte.Schema) -> None:
         et_pte.read_program(bytes(data), schema)
 
 
+def _shared_tree(depth: int, fanout: int) -> bytes:
+    """A `Node { kids: [Node] }` buffer where every kid of a level is the same next node."""
+    data = bytearray(b"\x10\0\0\0NODE")  # root node at 16
+    data += (6).to_bytes(2, "little") + (8).to_bytes(2, "little") + (4).to_bytes(2, "little")
+    data += bytes(2)  # the one vtable, at 8: 6 bytes, tables of 8 bytes, kids at +4
+    for level in range(depth + 1):
+        node = len(data)
+        kids = fanout if level < depth else 0
+        data += (node - 8).to_bytes(4, "little", signed=True) + (4).to_bytes(4, "little")
+        data += kids.to_bytes(4, "little")
+        child = node + 12 + 4 * kids
+        for j in range(kids):
+            data += (child - (node + 12 + 4 * j)).to_bytes(4, "little")
+    return bytes(data)
+
+
+def test_shared_offsets_cannot_make_reading_explode() -> None:
+    """Vectors whose elements all point at one node: 40**6 visits without the work budget."""
+    schema = et_pte.parse_schema(
+        'file_identifier "NODE"; table Node { kids: [Node]; } root_type Node;'
+    )
+
+    def walk(node: et_pte.TableView) -> int:
+        return 1 + sum(walk(kid) for kid in node["kids"])
+
+    assert walk(et_pte.read_root(_shared_tree(2, 3), schema)) == 1 + 3 + 9
+    root = et_pte.read_root(_shared_tree(6, 40), schema)
+    with pytest.raises(et_pte.PteError, match=r"more elements than a \d+-byte buffer can hold"):
+        walk(root)
+
+
 # --- model.h ----------------------------------------------------------------------------
 
 

@@ -60,6 +60,7 @@ __all__ = [
     "RegistrationError",
     "Schema",
     "SchemaError",
+    "TableView",
     "check_library",
     "check_model",
     "check_program_bytes",
@@ -69,6 +70,7 @@ __all__ = [
     "parse_schema",
     "pte_from_model_h",
     "read_program",
+    "read_root",
     "registered_kernels",
 ]
 
@@ -632,7 +634,6 @@ def load_schema(schema_dir: str | Path, root_file: str = "program.fbs") -> Schem
     schema = Schema()
     pending = [root_file]
     read: list[str] = []
-    parsers: list[_Parser] = []
     while pending:
         name = pending.pop(0)
         if name in read:
@@ -645,7 +646,6 @@ def load_schema(schema_dir: str | Path, root_file: str = "program.fbs") -> Schem
             raise SchemaError(f"cannot read schema file {path}: {e}") from None
         parser = _Parser(_tokenize(text, str(path)), str(path), schema)
         parser.parse()
-        parsers.append(parser)
         schema.files.append(path)
         pending.extend(parser.includes)
     _finish(schema)
@@ -665,8 +665,8 @@ class _Buffer:
         self.data = data
         self.schema = schema
         # Work budget: an honest buffer holds at most one element per 4 bytes, and the
-        # program is read once. Shared or looping offsets in a corrupt file would otherwise
-        # make the reading time grow without bound.
+        # program is read once. Offsets only point forward, so nothing loops, but a corrupt
+        # file whose vectors share their elements would make the reading time exponential.
         self.budget = 4 * len(data) + 4096
 
     def spend(self, n: int, pos: int) -> None:
