@@ -100,7 +100,6 @@ def main(argv: list[str] | None = None) -> int:
         doc = {
             "library": str(args.library),
             "passed": passed,
-            "likely_cause": et_pte.LIKELY_CAUSE,
             "models": [r.to_dict() for r in results],
         }
         print(json.dumps(doc, indent=2))
