@@ -16,7 +16,8 @@ import json
 import re
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -86,6 +87,8 @@ class SyncOptions:
         api_url: GitHub REST API root (GitHub Enterprise: https://HOST/api/v3).
         identity: author and committer of the sync commit.
         compiler, run: passed on to `check` (toolchain back end; whether to run emulated).
+        work_dir: where the clone and the build go and stay (for inspection); None: a
+            temporary folder, removed at the end.
     """
 
     build: BuildOptions
@@ -99,6 +102,7 @@ class SyncOptions:
     )
     compiler: str = "auto"
     run: bool = True
+    work_dir: Path | None = None
 
 
 @dataclass
@@ -205,8 +209,7 @@ def run_sync(
         remote = remote or info.clone_url
     remote = remote or f"https://github.com/{options.repo}.git"
 
-    with tempfile.TemporaryDirectory(prefix="executorch-sync-") as tmp, g.git_env(token) as genv:
-        work = Path(tmp)
+    with _work_folder(options.work_dir) as work, g.git_env(token) as genv:
         say(f"cloning the library repo {genv.redact(remote)}")
         lib = g.clone(remote, work / "library", genv)
         base_rev = f"refs/remotes/origin/{options.base}"
@@ -303,6 +306,19 @@ def run_sync(
             pull=pull,
             body=body,
         )
+
+
+@contextmanager
+def _work_folder(keep: Path | None) -> Iterator[Path]:
+    """`keep` (created, must be empty) or a temporary folder removed afterwards."""
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        if any(keep.iterdir()):
+            raise FatalError(f"work folder {keep} is not empty; give an empty or new folder")
+        yield keep
+        return
+    with tempfile.TemporaryDirectory(prefix="executorch-sync-") as tmp:
+        yield Path(tmp)
 
 
 def _undo_push(

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git import Blob, Git, GitCommandError, Repo
+from git.exc import BadName
 
 from generator.errors import FatalError
 
@@ -184,7 +185,7 @@ def remote_branch_sha(repo: Repo, branch: str) -> str | None:
     ref = f"refs/remotes/origin/{branch}"
     try:
         return str(repo.commit(ref).hexsha)
-    except (ValueError, GitCommandError):
+    except (ValueError, GitCommandError, BadName):
         return None
 
 

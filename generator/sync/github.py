@@ -204,9 +204,7 @@ class GitHubRepo:
     def repository(self) -> Repository:
         """The repository object (fetched once: GET /repos/{owner}/{repo})."""
         if self._repo is None:
-            self._repo = self._call(
-                f"read {self.name}", lambda: self._github.get_repo(self.name, lazy=False)
-            )
+            self._repo = self._call(f"read {self.name}", lambda: self._github.get_repo(self.name))
         return self._repo
 
     def preflight(self) -> RepoInfo:
@@ -267,8 +265,19 @@ class GitHubRepo:
             )
             created = True
         if label not in {lb.name for lb in pull.labels}:
-            self._call(f"label pull request #{pull.number}", lambda: pull.add_to_labels(label))
+            self._call(f"label pull request #{pull.number}", lambda: self._add_label(pull, label))
         return PullRequestResult(pull.number, pull.html_url, created)
+
+    def _add_label(self, pull: PullRequest, label: str) -> None:
+        """POST /repos/{owner}/{repo}/issues/{n}/labels with `{"labels": [label]}`.
+
+        Not `PullRequest.add_to_labels`: that sends a bare JSON array, which GitHub's published
+        OpenAPI description (@octokit/openapi 23.0.2, operation issues/add-labels) does not
+        allow; the object form is the one GitHub documents and recommends.
+        """
+        self._github.requester.requestJsonAndCheck(
+            "POST", f"{pull.issue_url}/labels", input={"labels": [label]}
+        )
 
 
 def _is_rate_limit(error: GithubException) -> bool:

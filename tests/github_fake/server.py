@@ -1,0 +1,573 @@
+"""A local HTTP server that behaves like the GitHub REST endpoints the sync bot uses, keeps
+state, and validates every request it gets and every response it sends against GitHub's
+published OpenAPI description (`spec.py`).
+
+- Endpoints: GET /repos/{o}/{r}; GET, POST /repos/{o}/{r}/pulls; GET, PATCH
+  /repos/{o}/{r}/pulls/{n}; POST /repos/{o}/{r}/issues/{n}/labels. Anything else is recorded
+  as a violation (the bot called something we did not expect) and answered 404.
+- Behaviour copied from GitHub: the token must match (else 401 "Bad credentials"); creating a
+  second open PR for the same head and base is 422 "A pull request already exists"; a head
+  branch that does not exist on the git remote is 422; `head=OWNER:BRANCH` filters lists.
+- Scenarios: `fail(method, path_regex, status, times, headers)` answers the next `times`
+  matching requests with `status` (GitHub's error bodies; 429/403 rate limits carry
+  Retry-After).
+- Validation: each request with openapi-core (path, query, body); each response with
+  openapi-core when the operation documents its status, else against GitHub's generic
+  `basic-error`/`validation-error` schema (GitHub answers 401/429/5xx on every operation but
+  documents them per operation only sometimes). Failures land in `violations`;
+  `assert_clean()` (called by the fixture after each test) fails the test on any.
+- Response objects: the fields the bot and PyGithub read (number, state, title, body, head,
+  base, labels, urls, permissions, ...) come from the state; the other required fields of
+  GitHub's schemas are filled from the schema with neutral values (so the server follows the
+  description as it evolves without hand-copying ~150 fields).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest, WerkzeugOpenAPIResponse
+from openapi_schema_validator import OAS30Validator
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
+from werkzeug.wrappers import Request, Response
+
+from .spec import GitHubSpec
+
+DOCS = "https://docs.github.com/rest"
+_NOW = "2026-01-01T00:00:00Z"
+
+_DEFAULT_ERRORS: dict[int, dict[str, Any]] = {
+    401: {"message": "Bad credentials", "documentation_url": DOCS, "status": "401"},
+    403: {
+        "message": "Resource not accessible by personal access token",
+        "documentation_url": f"{DOCS}/pulls/pulls#create-a-pull-request",
+        "status": "403",
+    },
+    404: {"message": "Not Found", "documentation_url": DOCS, "status": "404"},
+    422: {
+        "message": "Validation Failed",
+        "errors": [{"resource": "PullRequest", "code": "custom", "message": "base is invalid"}],
+        "documentation_url": f"{DOCS}/pulls/pulls#create-a-pull-request",
+        "status": "422",
+    },
+    429: {
+        "message": "You have exceeded a secondary rate limit. Please wait a few minutes "
+        "before you try again.",
+        "documentation_url": f"{DOCS}/using-the-rest-api/rate-limits-for-the-rest-api",
+        "status": "429",
+    },
+    500: {"message": "Server Error", "documentation_url": DOCS, "status": "500"},
+    502: {"message": "Server Error", "documentation_url": DOCS, "status": "502"},
+    503: {"message": "Service Unavailable", "documentation_url": DOCS, "status": "503"},
+}
+
+
+@dataclass
+class Pull:
+    """A pull request the fake holds."""
+
+    number: int
+    title: str
+    body: str
+    head: str
+    base: str
+    state: str = "open"
+    labels: list[str] = field(default_factory=list)
+    updates: int = 0
+    merged: bool = False
+
+
+@dataclass
+class Failure:
+    """An injected answer: the next `times` requests matching method + path regex."""
+
+    method: str
+    path: re.Pattern[str]
+    status: int
+    times: int
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+class FakeGitHub:
+    """The fake server. Use as a context manager (starts on port 0, stops on exit).
+
+    Args:
+        spec: the pruned description (`spec.load()`).
+        owner, name: the one repository it serves.
+        token: the token requests must carry.
+        git_dir: the bare repository standing for the repo's git remote; when given, a PR's
+            head branch must exist there (as GitHub requires).
+        can_push: the `permissions.push` GitHub reports for the token.
+    """
+
+    def __init__(
+        self,
+        spec: GitHubSpec,
+        owner: str,
+        name: str,
+        token: str,
+        *,
+        git_dir: Path | None = None,
+        can_push: bool = True,
+    ) -> None:
+        self.spec = spec
+        self.owner = owner
+        self.name = name
+        self.token = token
+        self.git_dir = git_dir
+        self.can_push = can_push
+        self.pulls: dict[int, Pull] = {}
+        self.requests: list[tuple[str, str, int]] = []
+        self.violations: list[str] = []
+        self.failures: list[Failure] = []
+        #: test hook: change a response payload before it is validated and sent
+        self.tamper: Callable[[str, str, Any], Any] | None = None
+        self._next_number = 1
+        self._lock = threading.Lock()
+        self._server: BaseWSGIServer | None = None
+        self._thread: threading.Thread | None = None
+        self.url = ""
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def __enter__(self) -> FakeGitHub:
+        self._server = make_server(
+            "127.0.0.1", 0, self._wsgi, threaded=True, request_handler=_QuietHandler
+        )
+        self.url = f"http://127.0.0.1:{self._server.server_port}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join()
+
+    def fail(
+        self,
+        method: str,
+        path: str,
+        status: int,
+        *,
+        times: int = 1,
+        headers: dict[str, str] | None = None,
+        body: dict[str, Any] | None = None,
+    ) -> None:
+        """Answer the next `times` requests `method` on a path matching regex `path` with
+        `status` (and GitHub's usual error body for it unless `body` is given)."""
+        self.failures.append(
+            Failure(
+                method.upper(),
+                re.compile(path),
+                status,
+                times,
+                headers or {},
+                body or _DEFAULT_ERRORS[status],
+            )
+        )
+
+    def assert_clean(self) -> None:
+        """Fail if any request or response broke GitHub's description."""
+        assert not self.violations, "GitHub OpenAPI violations:\n" + "\n".join(self.violations)
+
+    def open_pulls(self) -> list[Pull]:
+        return [p for p in self.pulls.values() if p.state == "open"]
+
+    # -- WSGI -----------------------------------------------------------------------------
+
+    def _wsgi(self, environ: dict[str, Any], start_response: Any) -> Any:
+        request = Request(environ)
+        with self._lock:
+            response = self._handle(request)
+        self.requests.append((request.method, request.path, response.status_code))
+        return response(environ, start_response)
+
+    def _handle(self, request: Request) -> Response:
+        route = self._route(request.method, request.path)
+        if route is None:
+            self.violations.append(f"unexpected request {request.method} {request.path}")
+            return self._error(None, 404)
+        template, method, params = route
+        try:
+            self.spec.api.validate_request(WerkzeugOpenAPIRequest(request))
+        except Exception as e:
+            self.violations.append(f"request {request.method} {request.path}: {_why(e)}")
+            return self._send(
+                request,
+                template,
+                method,
+                400,
+                _DEFAULT_ERRORS[404] | {"message": f"fake GitHub: invalid request: {_why(e)}"},
+            )
+        for failure in self.failures:
+            if (
+                failure.times > 0
+                and failure.method == request.method
+                and failure.path.search(request.path)
+            ):
+                failure.times -= 1
+                return self._send(
+                    request, template, method, failure.status, failure.body, failure.headers
+                )
+        auth = request.headers.get("Authorization", "")
+        if auth not in (f"token {self.token}", f"Bearer {self.token}"):
+            return self._send(request, template, method, 401, _DEFAULT_ERRORS[401])
+        if (params["owner"], params["repo"]) != (self.owner, self.name):
+            return self._send(request, template, method, 404, _DEFAULT_ERRORS[404])
+        status, payload = self._operate(request, template, method, params)
+        return self._send(request, template, method, status, payload)
+
+    def _route(self, method: str, path: str) -> tuple[str, str, dict[str, str]] | None:
+        for template, op_method in self._operations():
+            if op_method != method.lower():
+                continue
+            pattern = "^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(template)) + "$"
+            m = re.match(pattern, path)
+            if m:
+                return template, op_method, m.groupdict()
+        return None
+
+    def _operations(self) -> list[tuple[str, str]]:
+        return [
+            (template, method)
+            for template, item in self.spec.data["paths"].items()
+            for method in item
+            if method in {"get", "post", "patch", "put", "delete"}
+        ]
+
+    # -- state ----------------------------------------------------------------------------
+
+    def _close_merged(self) -> None:
+        """Like GitHub: a pull request whose head is merged into its base is closed."""
+        if self.git_dir is None:
+            return
+        for pull in self.open_pulls():
+            if _is_ancestor(self.git_dir, pull.head, pull.base):
+                pull.state = "closed"
+                pull.merged = True
+
+    def _operate(
+        self, request: Request, template: str, method: str, params: dict[str, str]
+    ) -> tuple[int, Any]:
+        self._close_merged()
+        if template == "/repos/{owner}/{repo}":
+            return 200, self._repository()
+        if template == "/repos/{owner}/{repo}/pulls" and method == "get":
+            pulls = list(self.pulls.values())
+            state = request.args.get("state", "open")
+            if state != "all":
+                pulls = [p for p in pulls if p.state == state]
+            head = request.args.get("head")
+            if head:
+                owner, _, branch = head.partition(":")
+                pulls = [p for p in pulls if owner == self.owner and p.head == branch]
+            base = request.args.get("base")
+            if base:
+                pulls = [p for p in pulls if p.base == base]
+            return 200, [self._pull(p, simple=True) for p in pulls]
+        if template == "/repos/{owner}/{repo}/pulls":
+            data = request.get_json()
+            head, base = data["head"], data["base"]
+            if ":" in head:
+                head = head.partition(":")[2]
+            for p in self.open_pulls():
+                if p.head == head and p.base == base:
+                    return 422, _validation(
+                        f"A pull request already exists for {self.owner}:{head}."
+                    )
+            if self.git_dir is not None and not _branch_exists(self.git_dir, head):
+                return 422, _validation("head invalid", field_name="head")
+            if self.git_dir is not None and not _branch_exists(self.git_dir, base):
+                return 422, _validation("base invalid", field_name="base")
+            pull = Pull(
+                self._next_number, data.get("title", ""), data.get("body") or "", head, base
+            )
+            self._next_number += 1
+            self.pulls[pull.number] = pull
+            return 201, self._pull(pull)
+        number = int(params.get("pull_number") or params.get("issue_number") or 0)
+        pull_or_none = self.pulls.get(number)
+        if pull_or_none is None:
+            return 404, _DEFAULT_ERRORS[404]
+        pull = pull_or_none
+        if template.endswith("/labels"):
+            data = request.get_json()
+            names = data if isinstance(data, list) else data.get("labels", [])
+            for item in names:
+                label = item if isinstance(item, str) else item["name"]
+                if label not in pull.labels:
+                    pull.labels.append(label)
+            return 200, [self._label(lb) for lb in pull.labels]
+        if method == "patch":
+            data = request.get_json() or {}
+            for key in ("title", "body", "state"):
+                if key in data:
+                    setattr(pull, key, data[key])
+            pull.updates += 1
+        return 200, self._pull(pull)
+
+    # -- response objects -----------------------------------------------------------------
+
+    def _api(self, path: str) -> str:
+        return f"{self.url}{path}"
+
+    def _user(self, login: str) -> dict[str, Any]:
+        return self._fill(
+            "simple-user",
+            {
+                "login": login,
+                "id": 1,
+                "type": "Organization",
+                "url": self._api(f"/users/{login}"),
+                "html_url": f"https://github.example/{login}",
+                "site_admin": False,
+            },
+        )
+
+    def _repo_fields(self) -> dict[str, Any]:
+        full = f"{self.owner}/{self.name}"
+        return {
+            "id": 42,
+            "name": self.name,
+            "full_name": full,
+            "owner": self._user(self.owner),
+            "private": False,
+            "fork": False,
+            "url": self._api(f"/repos/{full}"),
+            "html_url": f"https://github.example/{full}",
+            "clone_url": f"https://github.example/{full}.git",
+            "default_branch": "main",
+            "permissions": {
+                "admin": False,
+                "maintain": False,
+                "push": self.can_push,
+                "triage": self.can_push,
+                "pull": True,
+            },
+        }
+
+    def _repository(self) -> dict[str, Any]:
+        return self._fill("full-repository", self._repo_fields())
+
+    def _label(self, name: str) -> dict[str, Any]:
+        full = f"{self.owner}/{self.name}"
+        return self._fill(
+            "label",
+            {
+                "id": sum(map(ord, name)),
+                "name": name,
+                "url": self._api(f"/repos/{full}/labels/{name}"),
+                "color": "ededed",
+                "default": False,
+                "description": "pull requests opened by the sync bot",
+            },
+        )
+
+    def _pull(self, pull: Pull, *, simple: bool = False) -> dict[str, Any]:
+        full = f"{self.owner}/{self.name}"
+        api = self._api(f"/repos/{full}")
+        repo = self._fill("repository", self._repo_fields())
+
+        def end(ref: str) -> dict[str, Any]:
+            return {
+                "label": f"{self.owner}:{ref}",
+                "ref": ref,
+                "sha": "0" * 40,
+                "repo": repo,
+                "user": self._user(self.owner),
+            }
+
+        fields = {
+            "id": 1000 + pull.number,
+            "number": pull.number,
+            "state": pull.state,
+            "locked": False,
+            "title": pull.title,
+            "body": pull.body,
+            "url": f"{api}/pulls/{pull.number}",
+            "html_url": f"https://github.example/{full}/pull/{pull.number}",
+            "issue_url": f"{api}/issues/{pull.number}",
+            "labels": [self._label(lb) for lb in pull.labels],
+            "head": end(pull.head),
+            "base": end(pull.base),
+            "user": self._user("executorch-arduino-bot"),
+            "created_at": _NOW,
+            "updated_at": _NOW,
+            "closed_at": _NOW if pull.state == "closed" else None,
+            "merged_at": _NOW if pull.merged else None,
+            "merge_commit_sha": None,
+            "assignee": None,
+            "milestone": None,
+            "auto_merge": None,
+            "draft": False,
+            "author_association": "CONTRIBUTOR",
+        }
+        if not simple:
+            fields |= {"merged": pull.merged, "mergeable": None, "merged_by": None}
+        return self._fill("pull-request-simple" if simple else "pull-request", fields)
+
+    def _fill(self, schema_name: str, fields: dict[str, Any]) -> dict[str, Any]:
+        value = _fill(self.spec, self.spec.schema(schema_name), f"{self.url}/x")
+        assert isinstance(value, dict)
+        return value | fields
+
+    # -- sending --------------------------------------------------------------------------
+
+    def _error(self, template: str | None, status: int) -> Response:
+        return Response(
+            json.dumps(_DEFAULT_ERRORS[status]), status=status, mimetype="application/json"
+        )
+
+    def _send(
+        self,
+        request: Request,
+        template: str,
+        method: str,
+        status: int,
+        payload: Any,
+        headers: dict[str, str] | None = None,
+    ) -> Response:
+        if self.tamper is not None:
+            payload = self.tamper(method, template, payload)
+        response = Response(json.dumps(payload), status=status, mimetype="application/json")
+        response.headers["X-GitHub-Media-Type"] = "github.v3; format=json"
+        for key, value in (headers or {}).items():
+            response.headers[key] = value
+        documented = self.spec.operation(template, method)["responses"]
+        where = f"response {status} to {request.method} {request.path}"
+        if str(status) in documented or "default" in documented:
+            try:
+                self.spec.api.validate_response(
+                    WerkzeugOpenAPIRequest(request), WerkzeugOpenAPIResponse(response)
+                )
+            except Exception as e:
+                self.violations.append(f"{where}: {_why(e)}")
+        elif status < 400:
+            self.violations.append(f"{where}: status not in GitHub's description")
+        else:
+            name = "validation-error" if status == 422 else "basic-error"
+            errors = list(OAS30Validator(self.spec.schema(name)).iter_errors(payload))
+            if errors:
+                self.violations.append(f"{where}: {name}: {errors[0].message}")
+        return response
+
+
+class _QuietHandler(WSGIRequestHandler):
+    """No access log on stderr (tests read stderr)."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        pass
+
+
+def _validation(message: str, field_name: str | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"resource": "PullRequest", "code": "custom", "message": message}
+    if field_name:
+        error = {"resource": "PullRequest", "code": "invalid", "field": field_name}
+    return {
+        "message": "Validation Failed",
+        "errors": [error],
+        "documentation_url": f"{DOCS}/pulls/pulls#create-a-pull-request",
+        "status": "422",
+    }
+
+
+def _branch_exists(git_dir: Path, branch: str) -> bool:
+    result = subprocess.run(
+        [
+            "git",
+            "--git-dir",
+            str(git_dir),
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            f"refs/heads/{branch}",
+        ],
+        capture_output=True,
+        check=False,
+    )
+    return result.returncode == 0
+
+
+def _is_ancestor(git_dir: Path, head: str, base: str) -> bool:
+    result = subprocess.run(
+        [
+            "git",
+            "--git-dir",
+            str(git_dir),
+            "merge-base",
+            "--is-ancestor",
+            f"refs/heads/{head}",
+            f"refs/heads/{base}",
+        ],
+        capture_output=True,
+        check=False,
+    )
+    return result.returncode == 0
+
+
+def _why(error: Exception) -> str:
+    """The schema errors behind an openapi-core exception (path in the document: message)."""
+    details: list[str] = []
+    current: BaseException | None = error
+    while current is not None:
+        for sub in getattr(current, "schema_errors", None) or []:
+            details.append(f"at {list(sub.absolute_path)}: {sub.message}"[:300])
+        current = current.__cause__ or current.__context__
+    head = type(error).__name__
+    if not details:
+        details.append(str(error)[:500])
+    return f"{head}: " + "; ".join(details)
+
+
+def _fill(spec: GitHubSpec, schema: dict[str, Any], url: str, depth: int = 0) -> Any:
+    """A neutral instance of `schema`: required properties only, simplest valid values."""
+    schema = spec.resolve(schema)
+    if "allOf" in schema:
+        merged: dict[str, Any] = {}
+        for part in schema["allOf"]:
+            value = _fill(spec, part, url, depth + 1)
+            if isinstance(value, dict):
+                merged |= value
+        return merged
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return _fill(spec, schema[key][0], url, depth + 1)
+    if schema.get("nullable") and depth > 0:
+        return None
+    if "enum" in schema:
+        return next((v for v in schema["enum"] if v is not None), None)
+    kind = schema.get("type", "object")
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {
+            name: _fill(spec, props[name], url, depth + 1)
+            for name in schema.get("required", [])
+            if name in props
+        }
+    if kind == "array":
+        return []
+    if kind == "integer":
+        return max(0, int(schema.get("minimum", 0)))
+    if kind == "number":
+        return 0
+    if kind == "boolean":
+        return False
+    fmt = schema.get("format")
+    if fmt == "date-time":
+        return _NOW
+    if fmt in ("uri", "uri-template", "url"):
+        return url
+    if fmt == "email":
+        return "bot@example.com"
+    return ""

@@ -1,0 +1,124 @@
+"""The fake GitHub itself: it must reject what GitHub's OpenAPI description rejects, or the
+sync scenarios prove nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+from github_fake import FakeGitHub, GitHubSpec, load, missing_reason
+from github_fake.spec import OPERATIONS
+
+from generator.sync.github import GitHubRepo
+
+TOKEN = "ghp_FakeServerTest"
+
+
+@pytest.fixture(scope="module")
+def spec() -> GitHubSpec:
+    reason = missing_reason()
+    if reason:
+        pytest.skip(reason)
+    return load()
+
+
+@pytest.fixture
+def fake(spec: GitHubSpec) -> Iterator[FakeGitHub]:
+    with FakeGitHub(spec, "acme", "lib", TOKEN) as server:
+        yield server
+
+
+def headers() -> dict[str, str]:
+    return {"Authorization": f"token {TOKEN}", "Accept": "application/vnd.github+json"}
+
+
+def test_pruned_description_keeps_only_the_bot_operations(spec: GitHubSpec) -> None:
+    kept = {(t, m) for t, item in spec.data["paths"].items() for m in item if m != "parameters"}
+    assert kept == set(OPERATIONS)
+    assert "full-repository" in spec.data["components"]["schemas"]
+    assert "x-webhooks" not in spec.data
+    assert spec.version == "23.0.2"
+
+
+def test_a_response_the_description_rejects_is_a_violation(fake: FakeGitHub) -> None:
+    def tamper(method: str, template: str, payload: Any) -> Any:
+        return {**payload, "default_branch": 7} if template == "/repos/{owner}/{repo}" else payload
+
+    fake.tamper = tamper
+    response = requests.get(f"{fake.url}/repos/acme/lib", headers=headers(), timeout=10)
+    assert response.status_code == 200
+    assert len(fake.violations) == 1
+    assert "['default_branch']: 7 is not of type 'string'" in fake.violations[0]
+    with pytest.raises(AssertionError, match="GitHub OpenAPI violations"):
+        fake.assert_clean()
+
+
+def test_a_missing_required_field_is_a_violation(fake: FakeGitHub) -> None:
+    def tamper(method: str, template: str, payload: Any) -> Any:
+        return {k: v for k, v in payload.items() if k != "clone_url"}
+
+    fake.tamper = tamper
+    requests.get(f"{fake.url}/repos/acme/lib", headers=headers(), timeout=10)
+    assert any("'clone_url' is a required property" in v for v in fake.violations)
+
+
+def test_a_request_the_description_rejects_is_a_violation(fake: FakeGitHub) -> None:
+    response = requests.post(
+        f"{fake.url}/repos/acme/lib/issues/1/labels",
+        json=["sync"],  # PyGithub's add_to_labels form; the description wants {"labels": [...]}
+        headers=headers(),
+        timeout=10,
+    )
+    assert response.status_code == 400
+    assert any("request POST /repos/acme/lib/issues/1/labels" in v for v in fake.violations)
+
+
+def test_an_undocumented_error_status_must_still_be_a_github_error(fake: FakeGitHub) -> None:
+    fake.fail("GET", "/repos/acme/lib$", 502, body={"message": 502, "documentation_url": "x"})
+    requests.get(f"{fake.url}/repos/acme/lib", headers=headers(), timeout=10)
+    assert any("basic-error" in v for v in fake.violations)
+
+
+def test_an_unexpected_endpoint_is_a_violation(fake: FakeGitHub) -> None:
+    response = requests.get(f"{fake.url}/repos/acme/lib/branches", headers=headers(), timeout=10)
+    assert response.status_code == 404
+    assert fake.violations == ["unexpected request GET /repos/acme/lib/branches"]
+
+
+def test_wrong_token_is_401_and_duplicate_pr_is_422(fake: FakeGitHub) -> None:
+    bad = requests.get(
+        f"{fake.url}/repos/acme/lib", headers={"Authorization": "token nope"}, timeout=10
+    )
+    assert bad.status_code == 401 and bad.json()["message"] == "Bad credentials"
+    gh = GitHubRepo(fake.url, "acme/lib", TOKEN, throttle=False, sleep=lambda s: None)
+    first = gh.open_or_update("sync/x", "main", "t", "b")
+    assert first.created and first.number == 1
+    again = requests.post(
+        f"{fake.url}/repos/acme/lib/pulls",
+        json={"title": "t", "head": "sync/x", "base": "main"},
+        headers=headers(),
+        timeout=10,
+    )
+    assert again.status_code == 422
+    assert "A pull request already exists" in again.json()["errors"][0]["message"]
+    fake.assert_clean()
+
+
+def test_rate_limit_reset_header_sets_the_wait(fake: FakeGitHub) -> None:
+    import time
+
+    waits: list[float] = []
+    reset = int(time.time()) + 30
+    fake.fail(
+        "GET",
+        "/repos/acme/lib$",
+        403,
+        headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(reset)},
+        body={"message": "API rate limit exceeded", "documentation_url": "x"},
+    )
+    gh = GitHubRepo(fake.url, "acme/lib", TOKEN, throttle=False, sleep=waits.append)
+    assert gh.preflight().can_push is True
+    assert len(waits) == 1 and 25 <= waits[0] <= 32
+    fake.assert_clean()

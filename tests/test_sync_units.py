@@ -1,0 +1,140 @@
+"""Pure parts of sync: version reuse rule, body rendering, kernel counting, askpass."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from generator.errors import FatalError
+from generator.sync.body import (
+    PullRequestFacts,
+    SizeRow,
+    kernel_names,
+    render_body,
+    size_rows,
+)
+from generator.sync.git import TOKEN_ENV, git_env, properties_version
+from generator.sync.version import check_version_unused, next_patch
+
+PIN_A = "a" * 40
+PIN_B = "b" * 40
+
+
+def test_version_tagged_is_refused_with_a_suggestion() -> None:
+    with pytest.raises(FatalError, match=r"tag v0\.2\.0.*--library-version 0\.2\.1"):
+        check_version_unused("0.2.0", PIN_A, {"v0.1.0", "v0.2.0"}, [], "main")
+
+
+def test_version_used_for_another_pin_is_refused() -> None:
+    history = [("0.3.0", PIN_A, "c" * 40), ("0.2.0", PIN_B, "d" * 40)]
+    with pytest.raises(FatalError, match=r"0\.2\.0 was already used on main for ExecuTorch b{12}"):
+        check_version_unused("0.2.0", PIN_A, set(), history, "main")
+
+
+def test_version_used_for_the_same_pin_or_unused_passes() -> None:
+    history = [("0.2.0", PIN_A, "c" * 40)]
+    check_version_unused("0.2.0", PIN_A, {"v0.1.0"}, history, "main")
+    check_version_unused("0.4.0", PIN_A, {"v0.1.0"}, history, "main")
+
+
+def test_next_patch() -> None:
+    assert next_patch("1.5.1") == "1.5.2"
+    assert next_patch("1.6.0-alpha.0") == "1.6.1"
+    assert next_patch("weird") == "a new X.Y.Z"
+
+
+def test_properties_version() -> None:
+    assert properties_version("name=ExecuTorch\nversion = 1.4.1\nurl=x\n") == "1.4.1"
+    assert properties_version("name=x\n") is None
+    assert properties_version(None) is None
+
+
+def test_kernel_names_count_each_registration() -> None:
+    sources = {
+        "b.cpp": 'Kernel(\n  "aten::mul.out", fn),',
+        "a.cpp": 'Kernel("aten::add.out", f), Kernel( "aten::add.out" , g)',
+    }
+    assert kernel_names(sources) == ["aten::add.out", "aten::add.out", "aten::mul.out"]
+
+
+def test_size_rows_pair_examples_and_metrics_with_the_base() -> None:
+    new = {"examples": [{"name": "AddModel", "sizes": {"flash": 120, "ram": 10}}]}
+    base = {"examples": [{"name": "AddModel", "sizes": {"flash": 100}}]}
+    rows = size_rows(new, base)
+    assert rows == [SizeRow("AddModel", "flash", 120, 100), SizeRow("AddModel", "ram", 10, None)]
+    assert [r.delta for r in rows] == [20, None]
+    assert size_rows({"sizes": {"flash": {"bytes": 5}}}, None) == [
+        SizeRow("library", "flash", 5, None)
+    ]
+
+
+def facts(**kw: object) -> PullRequestFacts:
+    base: dict[str, object] = dict(
+        ref="v1.5.1",
+        sha=PIN_B,
+        base_pin=PIN_A,
+        upstream_version="1.5.1",
+        library_version="1.5.1",
+        base_version="1.5.0",
+        op_set=["aten::add.out"],
+        kernels=["aten::add.out"],
+        base_kernels=["aten::add.out", "aten::sub.out"],
+        added=["a"],
+        removed=[],
+        changed=["b", "c"],
+        check_markdown="CHECK-REPORT",
+        sizes=[SizeRow("AddModel", "flash", 90, 100)],
+        base_has_report=True,
+        branch="sync/executorch-bbbbbbbbbbbb",
+    )
+    base.update(kw)
+    return PullRequestFacts(**base)  # type: ignore[arg-type]
+
+
+def test_body_has_every_part_of_issue_point_6() -> None:
+    body = render_body(facts())
+    assert f"https://github.com/pytorch/executorch/compare/{PIN_A}...{PIN_B}" in body
+    assert f"| ExecuTorch SHA | `{PIN_B}` |" in body
+    assert "| Library version | **1.5.1** (base: 1.5.0) |" in body
+    assert "Kernels registered: **1** (base: 2, -1)." in body
+    assert "- removed: `aten::sub.out`" in body
+    assert "**1** added, **0** removed, **2** changed." in body
+    assert "| AddModel | flash | 90 B | 100 B | -10 |" in body
+    assert "CHECK-REPORT" in body
+    assert "- [ ] Tag the merge commit `v1.5.1`" in body
+    assert "Flash a board" in body
+
+
+def test_body_for_the_same_pin_and_no_base_report() -> None:
+    body = render_body(
+        facts(base_pin=PIN_B, sizes=[SizeRow("AddModel", "flash", 90, None)], base_has_report=False)
+    )
+    assert "| Upstream changes | same pin |" in body
+    assert "has no `extras/check_report.json`, so there are no deltas" in body
+
+
+def test_askpass_answers_the_token_without_writing_it() -> None:
+    token = "ghp_askpass_secret_123"
+    with git_env(token) as genv:
+        script = genv.env["GIT_ASKPASS"]
+        assert token not in Path(script).read_text()
+        env = {TOKEN_ENV: genv.env[TOKEN_ENV], "PATH": "/usr/bin:/bin"}
+        user = subprocess.run(
+            [script, "Username for 'https://github.com': "],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        password = subprocess.run(
+            [script, "Password for 'https://x-access-token@github.com': "],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert (user, password) == ("x-access-token\n", f"{token}\n")
+        assert genv.redact(f"url https://x:{token}@h") == "url https://x:***@h"
+    assert not Path(script).exists()
