@@ -224,4 +224,6 @@ def kernel_sources(root: Path, op_set: OpSet) -> dict[str, str]:
 
 def available_op_sources(root: Path) -> int:
     """How many portable `op_*.cpp` sources the tree has (for the summary and benchmark)."""
-    return len(list((root / PORTABLE_OPS_DIR).glob("op_*.cpp")))
+    return len(
+        [p for p in (root / PORTABLE_OPS_DIR).glob("op_*.cpp") if not p.name.endswith("_aten.cpp")]
+    )
