@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from github_fake import FakeGitHub, GitHubSpec, load, missing_reason
+from github_fake.git_http import GitHttpRemote
 from sync_fixtures import (
     MACHINE_NAME,
     FakeBuild,
@@ -542,3 +543,47 @@ def test_cli_rejects_a_repo_that_is_not_owner_name(
         main(["sync", "--repo", "just-a-name", "--dry-run"])
     assert exit_info.value.code == 1
     assert "is not OWNER/NAME" in capsys.readouterr().err
+
+
+def test_token_reaches_git_only_through_askpass_and_is_never_stored(
+    spec: GitHubSpec,
+    remote: Path,
+    tmp_path: Path,
+    gitenv: dict[str, str],
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    # an HTTP remote that demands the token, like github.com; the global git config of the
+    # machine has `credential.helper = store`, which must not receive it
+    with (
+        GitHttpRemote(remote.parent, TOKEN) as http,
+        FakeGitHub(spec, OWNER, NAME, TOKEN, git_dir=remote) as fake,
+    ):
+        runner = Runner(fake, remote, tmp_path)
+        work = tmp_path / "work"
+        result = runner("v1.5.1", "0.2.0", remote=f"{http.url}/library.git", work_dir=work)
+        fake.assert_clean()
+    assert result.status == "opened"
+    assert branches(remote)[result.branch]  # pushed over authenticated HTTP
+    assert ("x-access-token", TOKEN) in http.offered
+    assert set(http.offered) == {("x-access-token", TOKEN)}
+    store = Path(gitenv["GIT_CONFIG_GLOBAL"]).parent / "credentials"
+    assert not store.exists() or TOKEN not in store.read_text()
+    config = (work / "library" / ".git" / "config").read_text()
+    assert f"url = {http.url}/library.git" in config and TOKEN not in config
+    out, err = capfd.readouterr()
+    assert TOKEN not in out + err
+
+
+def test_wrong_token_for_the_git_remote_is_a_clear_error(
+    spec: GitHubSpec, remote: Path, tmp_path: Path, gitenv: dict[str, str]
+) -> None:
+    with (
+        GitHttpRemote(remote.parent, "the-right-token") as http,
+        FakeGitHub(spec, OWNER, NAME, TOKEN, git_dir=remote) as fake,
+    ):
+        runner = Runner(fake, remote, tmp_path)
+        with pytest.raises(FatalError, match="refused the credentials") as info:
+            runner("v1.5.1", "0.2.0", remote=f"{http.url}/library.git")
+        fake.assert_clean()
+    assert TOKEN not in str(info.value)
+    assert fake.pulls == {}
