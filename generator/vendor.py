@@ -26,6 +26,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 #: Where helper sources live: a header used from here brings the sources implementing it.
 HELPER_ROOTS = ("kernels/", "backends/")
 SOURCE_SUFFIXES = (".c", ".cpp", ".cc")
+OP_SOURCE_PREFIX = "op_"
 HEADER_SUFFIXES = (".h", ".hpp")
 
 
@@ -134,6 +135,8 @@ def _implementing_sources(root: Path, header: str) -> list[str]:
     stem = Path(header).stem
     found: list[str] = []
     for source in sorted(p for p in folder.iterdir() if p.suffix in SOURCE_SUFFIXES):
+        if source.name.startswith(OP_SOURCE_PREFIX):
+            continue  # an operator ships only when it is registered, never as a helper
         rel = source.relative_to(root).as_posix()
         if source.stem == stem:
             found.append(rel)

@@ -244,10 +244,13 @@ def executorch_files(
             "executorch/runtime/kernel/kernel_runtime_context.h",
             "ATen/cpu/vec/vec.h"]),
         "kernels/portable/cpu/op_mul.cpp": _op("mul_out", [
+            "executorch/kernels/portable/cpu/scalar_utils.h",
             "executorch/kernels/portable/cpu/util/broadcast_util.h"]),
         "kernels/portable/cpu/op_relu.cpp": _op("relu_out", [
             "executorch/kernels/portable/cpu/pattern/pattern.h"]),
+        "kernels/portable/cpu/scalar_utils.h": "#pragma once\n",
         "kernels/portable/cpu/op_acos.cpp": "#include <executorch/kernels/portable/cpu/util/unused_util.h>\n"
+            "#include <executorch/kernels/portable/cpu/scalar_utils.h>\n"
             "DEFINE_UNARY(acos_out, std::acos)\n",
         "kernels/portable/cpu/op_clone_dim_order.cpp": _op("_clone_dim_order_out", []),
         "kernels/portable/cpu/op_add_aten.cpp": "#include <ATen/Tensor.h>\n",

@@ -1,0 +1,59 @@
+"""Real ExecuTorch sources for the end-to-end tests: available when the upstream URLs resolve.
+
+They resolve on GitHub, or offline when git's `url.<base>.insteadOf` maps them to mirrors
+(README, "Local mirrors"). CI cannot fetch, so there these tests skip with the reason below.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+from pathlib import Path
+
+from generator.pipeline import DEFAULT_EXECUTORCH_REPO, BuildOptions, BuildResult, build_library
+
+#: The newest ExecuTorch main in today's snapshot, and the commit the published 0.2.0 came from.
+MAIN_AT_LEAST = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"
+PUBLISHED_0_2_0 = "d756e7d8c2"
+
+UPSTREAM_URLS = (
+    DEFAULT_EXECUTORCH_REPO,
+    "https://github.com/google/flatbuffers.git",
+    "https://github.com/dvidelabs/flatcc.git",
+    "https://github.com/ARM-software/CMSIS-NN.git",
+)
+
+
+@functools.cache
+def upstream_unavailable() -> str | None:
+    """None when every upstream URL answers `git ls-remote`, else the reason to skip."""
+    for url in UPSTREAM_URLS:
+        try:
+            proc = subprocess.run(
+                ["git", "ls-remote", "--exit-code", url, "HEAD"],
+                capture_output=True, text=True, timeout=60, check=False,
+                stdin=subprocess.DEVNULL,
+                env={"GIT_TERMINAL_PROMPT": "0", **_env()},
+            )
+        except subprocess.TimeoutExpired:
+            return f"{url} did not answer within 60 s (no network, and no insteadOf mirror)"
+        if proc.returncode not in (0, 2):
+            return (
+                f"{url} does not resolve ({proc.stderr.strip().splitlines()[-1:]}); "
+                "real ExecuTorch sources are needed (GitHub, or a mirror through insteadOf)"
+            )
+    return None
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    return dict(os.environ)
+
+
+@functools.cache
+def real_library(root: Path, ref: str, **options: object) -> BuildResult:
+    """Build (once per test session and arguments) the library for a real ExecuTorch ref."""
+    opts = BuildOptions(executorch_ref=ref, **options)  # type: ignore[arg-type]
+    name = ref.replace("/", "_") + "".join(f"-{k}" for k in sorted(options))
+    return build_library(opts, root / name / "ExecuTorch")
