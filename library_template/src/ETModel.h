@@ -316,15 +316,21 @@ class ETModel {
   }
 
   bool failCall(const char* call, executorch::runtime::Error status) {
-    snprintf(
+    const int n = snprintf(
         error_,
         sizeof(error_),
-        "%s failed (0x%lx)%s",
+        "%s failed (0x%lx)",
         call,
-        static_cast<unsigned long>(status),
-        status == executorch::runtime::Error::MemoryAllocationFailed
-            ? ": arena too small?"
-            : "");
+        static_cast<unsigned long>(status));
+    // Out of memory inside the runtime almost always means the arena.
+    if (status == executorch::runtime::Error::MemoryAllocationFailed && n > 0 &&
+        static_cast<size_t>(n) < sizeof(error_)) {
+      snprintf(
+          error_ + n,
+          sizeof(error_) - static_cast<size_t>(n),
+          ": the %lu-byte arena is too small",
+          static_cast<unsigned long>(arena_.size()));
+    }
     return false;
   }
 

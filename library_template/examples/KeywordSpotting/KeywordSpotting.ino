@@ -22,10 +22,11 @@ static const char* const kLabels[] = {"silence", "unknown", "yes",  "no",
                                       "on",      "off",     "stop", "go"};
 static const size_t kLabelCount = sizeof(kLabels) / sizeof(kLabels[0]);
 
-// The method state plus a 16,000-byte planned buffer for the activations.
-// 28 KB is too small on the UNO Q (load_method fails with 0x21). Bigger is
-// not free either: the Zephyr core keeps its own stack and heap in the same
-// 256 KB of RAM, so only grow this if begin() asks for it.
+// The method state plus a 16,000-byte planned buffer for the activations:
+// about 30 KB on a 32-bit board (30,150 bytes at ExecuTorch cff6f4dd), so
+// 28 KB fails load_method with 0x21. Bigger is not free either: the Zephyr
+// core keeps its own stack and heap in the same 256 KB of RAM, so only grow
+// this if begin() asks for it.
 alignas(16) static uint8_t arena[40 * 1024];
 
 static ETModel model(model_pte, sizeof(model_pte), arena, sizeof(arena));
