@@ -21,7 +21,7 @@ from generator.check.expected import Expected, ValueCheck, read_expected
 from generator.check.objcache import ObjectCache, parse_depfile
 from generator.check.run import RunOutput, judge_run
 from generator.check.stages import Status
-from generator.check.toolchains import GCC_ARM, HOST
+from generator.check.toolchains import GCC_ARM, HOST, select_toolchain
 from generator.errors import FatalError
 from generator.main import main
 
@@ -448,9 +448,23 @@ def test_cli_exit_code_json_and_step_summary(
     assert [e["example"] for e in data["examples"]] == ["Hello", "Wrong"]
     assert [e["passed"] for e in data["examples"]] == [True, False]
 
+    # Without the run, the wrong output goes unseen: compile and sizes pass.
+    assert main(["check", str(lib), "--example", "Wrong", "--no-run", *common]) == 0
+    stages = json.loads(out_json.read_text())["examples"][0]["stages"]
+    assert [s["stage"] for s in stages] == ["compile", "sizes"]
+
     with pytest.raises(SystemExit) as exc:
         main(["check", str(lib), "--example", "Nope", *common])
     assert exc.value.code == 1
+
+
+@pytest.mark.skipif(shutil.which("arduino-cli") is not None, reason="arduino-cli is installed")
+def test_auto_is_gcc_arm_without_arduino_cli() -> None:
+    assert select_toolchain("auto") is GCC_ARM
+    with pytest.raises(FatalError, match="arduino-cli is not installed"):
+        select_toolchain("arduino-cli")
+    with pytest.raises(FatalError, match="unknown compiler 'clang'"):
+        select_toolchain("clang")
 
 
 def test_expected_yaml_reader(tmp_path: Path) -> None:
