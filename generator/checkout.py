@@ -15,7 +15,7 @@ import fcntl
 import hashlib
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,7 +105,7 @@ def _has_commit(repo: git.Repo, rev: str) -> str | None:
 def _ls_remote(repo: git.Repo, url: str) -> dict[str, str]:
     """Map of remote ref name -> SHA (tags peeled to their commit)."""
     try:
-        out = repo.git.ls_remote("origin")
+        out = str(repo.git.ls_remote("origin"))
     except git.GitCommandError as e:
         raise FatalError(
             f"cannot reach {url}: {_git_error(e)}. Check the URL and your network, or map it "
@@ -141,10 +141,7 @@ def resolve_and_fetch(repo: git.Repo, url: str, ref: str) -> str:
     Raises:
         FatalError: when the ref exists neither as a branch, a tag nor a commit.
     """
-    if ref.startswith("refs/"):
-        candidates = [ref]
-    else:
-        candidates = [f"refs/heads/{ref}", f"refs/tags/{ref}"]
+    candidates = [ref] if ref.startswith("refs/") else [f"refs/heads/{ref}", f"refs/tags/{ref}"]
     if not (FULL_SHA.match(ref) and _has_commit(repo, ref)):
         remote = _ls_remote(repo, url)
         for name in candidates:
@@ -161,19 +158,17 @@ def resolve_and_fetch(repo: git.Repo, url: str, ref: str) -> str:
         if found:
             return found
         if FULL_SHA.match(sha):
-            try:
+            with suppress(FatalError):
                 _fetch(repo, url, sha)
-            except FatalError:
-                pass
         else:
             # A short SHA cannot be asked for by name: bring the branches' history.
-            try:
+            with suppress(git.GitCommandError):
                 repo.git.fetch(
-                    "--filter=blob:none", "--no-tags", "origin",
+                    "--filter=blob:none",
+                    "--no-tags",
+                    "origin",
                     "+refs/heads/*:refs/remotes/origin/*",
                 )
-            except git.GitCommandError:
-                pass
         found = _has_commit(repo, sha)
         if found:
             return found
@@ -231,7 +226,7 @@ def gitlink(co: Checkout, path: str) -> str:
     """
     repo = git.Repo(co.path)
     try:
-        line = repo.git.ls_tree(co.sha, "--", path)
+        line = str(repo.git.ls_tree(co.sha, "--", path))
     except git.GitCommandError:
         line = ""
     parts = line.split()
@@ -240,7 +235,7 @@ def gitlink(co: Checkout, path: str) -> str:
             f"{co.url} at {co.sha[:12]} has no submodule at {path}; this ref is not "
             "ExecuTorch-shaped (expected a gitlink there)"
         )
-    return parts[2]
+    return str(parts[2])
 
 
 def submodule_url(co: Checkout, path: str) -> str:
@@ -250,26 +245,17 @@ def submodule_url(co: Checkout, path: str) -> str:
         FatalError: when `.gitmodules` does not name it.
     """
     repo = git.Repo(co.path)
+    blob = f"--blob={co.sha}:.gitmodules"
     try:
-        text = repo.git.show(f"{co.sha}:.gitmodules")
+        paths = str(repo.git.config(blob, "--get-regexp", r"^submodule\..*\.path$"))
     except git.GitCommandError:
-        text = ""
-    current: str | None = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith("[submodule"):
-            current = None
-        elif line.startswith("path") and line.split("=", 1)[1].strip() == path:
-            current = path
-        elif line.startswith("url") and current == path:
-            return line.split("=", 1)[1].strip()
-    # `path` may come after `url` in a section: a second pass, by section.
-    for section in re.split(r"^\[submodule", text, flags=re.M):
-        fields = dict(
-            (k.strip(), v.strip())
-            for k, _, v in (ln.partition("=") for ln in section.splitlines())
-            if _
-        )
-        if fields.get("path") == path and "url" in fields:
-            return fields["url"]
+        paths = ""
+    for line in paths.splitlines():
+        key, _, value = line.partition(" ")
+        if value.strip() == path:
+            name = key.removeprefix("submodule.").removesuffix(".path")
+            try:
+                return str(repo.git.config(blob, "--get", f"submodule.{name}.url")).strip()
+            except git.GitCommandError:
+                break
     raise FatalError(f".gitmodules of {co.url} at {co.sha[:12]} does not list {path}")

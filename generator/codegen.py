@@ -58,7 +58,7 @@ def torchgen_dir() -> Path:
         FatalError: when torch is not installed.
     """
     try:
-        import torchgen
+        import torchgen  # type: ignore[import-untyped]
     except ImportError:
         raise FatalError(
             "the kernel-registration codegen needs torchgen, which comes with torch: "
@@ -121,11 +121,14 @@ def run_codegen(root: Path, op_set: OpSet, out_dir: Path, max_kernel_header: Pat
         )
         _run(
             ["-m", "codegen.tools.gen_oplist", f"--output_path={selected}", *selection],
-            root, shim, "codegen.tools.gen_oplist",
+            root,
+            shim,
+            "codegen.tools.gen_oplist",
         )
         _run(
             [
-                "-m", "codegen.gen",
+                "-m",
+                "codegen.gen",
                 f"--source-path={root / 'codegen'}",
                 f"--install-dir={work}",
                 f"--tags-path={native / 'tags.yaml'}",
@@ -134,17 +137,22 @@ def run_codegen(root: Path, op_set: OpSet, out_dir: Path, max_kernel_header: Pat
                 f"--functions-yaml-path={root / PORTABLE_YAML}",
                 f"--custom-ops-yaml-path={root / CORTEX_M_YAML}",
             ],
-            root, shim, "codegen.gen",
+            root,
+            shim,
+            "codegen.gen",
         )
         max_kernel_header.parent.mkdir(parents=True, exist_ok=True)
         _run(
             [
-                "-m", "codegen.tools.gen_max_kernel_num",
+                "-m",
+                "codegen.tools.gen_max_kernel_num",
                 f"--oplist-yaml={selected}",
                 f"--prim-ops-source={root / 'kernels/prim_ops/register_prim_ops.cpp'}",
                 f"--output-path={max_kernel_header}",
             ],
-            root, shim, "codegen.tools.gen_max_kernel_num",
+            root,
+            shim,
+            "codegen.tools.gen_max_kernel_num",
         )
         everything = work / "RegisterCodegenUnboxedKernelsEverything.cpp"
         if not everything.is_file():

@@ -93,7 +93,9 @@ def plan_examples(
     missing: list[str] = []
     for name in examples:
         if name in overrides:
-            plans.append(ExamplePlan(name, overrides[name], f"--example-pte {overrides[name].name}"))
+            plans.append(
+                ExamplePlan(name, overrides[name], f"--example-pte {overrides[name].name}")
+            )
             continue
         shipped = root / REF_EXAMPLES / name / "model.pte"
         if shipped.is_file():

@@ -91,9 +91,16 @@ def build_flatc(url: str, sha: str, version: str, cache_dir: Path) -> Path:
     with tempfile.TemporaryDirectory(prefix="flatc-build-") as build:
         steps = [
             [
-                "cmake", "-S", str(source.path), "-B", build, "-DCMAKE_BUILD_TYPE=Release",
-                "-DFLATBUFFERS_BUILD_TESTS=OFF", "-DFLATBUFFERS_BUILD_FLATLIB=OFF",
-                "-DFLATBUFFERS_BUILD_FLATHASH=OFF", "-DFLATBUFFERS_BUILD_FLATC=ON",
+                "cmake",
+                "-S",
+                str(source.path),
+                "-B",
+                build,
+                "-DCMAKE_BUILD_TYPE=Release",
+                "-DFLATBUFFERS_BUILD_TESTS=OFF",
+                "-DFLATBUFFERS_BUILD_FLATLIB=OFF",
+                "-DFLATBUFFERS_BUILD_FLATHASH=OFF",
+                "-DFLATBUFFERS_BUILD_FLATC=ON",
             ],
             ["cmake", "--build", build, "--target", "flatc", "-j", str(os.cpu_count() or 2)],
         ]
@@ -144,7 +151,9 @@ def generate_schema_headers(flatc: Path, schema_dir: Path, out_dir: Path) -> lis
     schemas = [schema_dir / "program.fbs", schema_dir / "scalar_type.fbs"]
     proc = subprocess.run(
         [str(flatc), *FLATC_FLAGS, "-o", str(out_dir), *map(str, schemas)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0:
         raise FatalError(f"flatc failed on {schema_dir}: {proc.stderr.strip()}")

@@ -46,8 +46,10 @@ def _exception_before_variant(library: Path) -> list[str]:
             continue
         text = path.read_text(encoding="utf-8")
         new = re.sub(
-            r"^(\s*)#include <variant>", r"\1#include <exception>\n\1#include <variant>",
-            text, flags=re.M,
+            r"^(\s*)#include <variant>",
+            r"\1#include <exception>\n\1#include <variant>",
+            text,
+            flags=re.M,
         )
         if new != text:
             path.write_text(new, encoding="utf-8")

@@ -228,8 +228,13 @@ def _build_into(
         trees[key] = tp.path
         third_party.append(
             {
-                "key": key, "name": component.name, "owner": component.owner, "url": url,
-                "sha": tp.sha, "location": component.location, "license": component.license,
+                "key": key,
+                "name": component.name,
+                "owner": component.owner,
+                "url": url,
+                "sha": tp.sha,
+                "location": component.location,
+                "license": component.license,
                 "license_file": Path(component.license_dest).name,
             }
         )
@@ -264,8 +269,12 @@ def _build_into(
             vendor_component(rule_owner, tree, library)
         vendor_op_sources(root, library, sources.values())
         write_cmake_macros(library)
-        shutil.copytree(TEMPLATE_SRC, library / "src", dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns(TEMPLATE_PLATFORM.name))
+        shutil.copytree(
+            TEMPLATE_SRC,
+            library / "src",
+            dirs_exist_ok=True,
+            ignore=shutil.ignore_patterns(TEMPLATE_PLATFORM.name),
+        )
         starts = sorted(p for p in (library / "src").rglob("*") if p.suffix in (".h", ".cpp"))
         closure = follow_includes(root, library, starts)
         rep.note(f"{len(closure.added)} headers and helper sources found by following includes")
@@ -297,12 +306,19 @@ def _build_into(
                 "version": version,
                 "library_version": version,
                 "upstream_version": upstream_version,
-                "executorch": {"url": options.executorch_repo, "sha": co.sha, "ref": options.executorch_ref},
+                "executorch": {
+                    "url": options.executorch_repo,
+                    "sha": co.sha,
+                    "ref": options.executorch_ref,
+                },
                 "third_party": third_party,
                 "components": [
                     {
-                        "name": et.name, "owner": et.owner, "sha": co.sha,
-                        "location": et.location, "license": et.license,
+                        "name": et.name,
+                        "owner": et.owner,
+                        "sha": co.sha,
+                        "location": et.location,
+                        "license": et.license,
                         "license_file": "LICENSE (library root)",
                     },
                     *third_party,

@@ -17,7 +17,9 @@ from generator import PROJECT_ROOT
 from generator.layout import PIN_FILE, PROVENANCE_FILE
 
 _ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader([str(PROJECT_ROOT), str(PROJECT_ROOT / "generator" / "templates")]),
+    loader=jinja2.FileSystemLoader(
+        [str(PROJECT_ROOT), str(PROJECT_ROOT / "generator" / "templates")]
+    ),
     undefined=jinja2.StrictUndefined,
     keep_trailing_newline=True,
     autoescape=False,

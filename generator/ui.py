@@ -24,7 +24,9 @@ class ConsoleReporter:
             except BaseException:
                 self.console.print(f"[red]✗[/red] {name}")
                 raise
-        self.console.print(f"[green]✓[/green] {name} [dim]({time.monotonic() - started:.1f} s)[/dim]")
+        self.console.print(
+            f"[green]✓[/green] {name} [dim]({time.monotonic() - started:.1f} s)[/dim]"
+        )
 
     def note(self, message: str) -> None:
         self.console.print(f"  [dim]{message}[/dim]")

@@ -194,7 +194,9 @@ def follow_includes(root: Path, library: Path, starts: Iterable[Path]) -> Includ
     return closure
 
 
-def _copy_et(root: Path, library: Path, rel: str, closure: IncludeClosure, queue: deque[Path]) -> None:
+def _copy_et(
+    root: Path, library: Path, rel: str, closure: IncludeClosure, queue: deque[Path]
+) -> None:
     dest = library / "src" / "executorch" / rel
     if dest.is_file():
         return
@@ -220,7 +222,9 @@ def write_cmake_macros(library: Path) -> Path:
         FatalError: when the vendored torch headers no longer include it from there.
     """
     macros = library / "src" / "torch" / "headeronly" / "macros"
-    users = [p for p in macros.glob("*.h") if "torch/headeronly/macros/cmake_macros.h" in p.read_text()]
+    users = [
+        p for p in macros.glob("*.h") if "torch/headeronly/macros/cmake_macros.h" in p.read_text()
+    ]
     if not users:
         raise FatalError(
             f"no header in {macros.relative_to(library)} includes cmake_macros.h any more; "

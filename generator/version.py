@@ -64,7 +64,7 @@ def semver_from_upstream(upstream: str) -> str:
             f"version.txt says {text!r}; an epoch or post release has no Library Manager "
             "(SemVer) form that sorts correctly; pass --library-version X.Y.Z"
         )
-    release = (list(parsed.release) + [0, 0, 0])[:3]
+    release = [*parsed.release, 0, 0, 0][:3]
     if len(parsed.release) > 3:
         raise FatalError(
             f"version.txt says {text!r}, which has more than three release numbers; "

@@ -9,9 +9,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests import their helpers (et_fixture, upstream)
 
-from upstream import MAIN_AT_LEAST, PUBLISHED_0_2_0, real_library, upstream_unavailable  # noqa: E402
+from upstream import MAIN_AT_LEAST, PUBLISHED_0_2_0, real_library, upstream_unavailable
 
-from generator.pipeline import BuildResult  # noqa: E402
+from generator.pipeline import BuildResult
 
 
 @pytest.fixture(scope="session")

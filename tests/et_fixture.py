@@ -37,8 +37,12 @@ def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
     )
     full_env.update(env or {})
     return subprocess.run(
-        ["git", *IDENTITY, *args], cwd=cwd, env=full_env, check=True,
-        capture_output=True, text=True,
+        ["git", *IDENTITY, *args],
+        cwd=cwd,
+        env=full_env,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
 
 
@@ -80,7 +84,7 @@ def wheel_schema_dir() -> Path | None:
 
 # --- the codegen stand-in (same command lines as ExecuTorch's codegen) ----------------------
 
-_GEN_OPLIST = '''\
+_GEN_OPLIST = """\
 import argparse
 ap = argparse.ArgumentParser()
 ap.add_argument("--output_path")
@@ -94,9 +98,9 @@ with open(a.output_path, "w") as f:
     f.write("operators:\\n")
     for o in ops:
         f.write("  %s: {}\\n" % o)
-'''
+"""
 
-_GEN = '''\
+_GEN = """\
 import argparse, os, re, yaml
 from executorch.codegen.marker import WHO  # resolves to the checkout through the shim
 ap = argparse.ArgumentParser()
@@ -133,16 +137,16 @@ open(os.path.join(a.install_dir, "RegisterCPUCustomOps.cpp"), "w").write(
     "#include <torch/library.h>\\n")
 open(os.path.join(a.install_dir, "CustomOpsNativeFunctions.h"), "w").write(
     "#include <ATen/ATen.h>\\n")
-'''
+"""
 
-_GEN_MAX = '''\
+_GEN_MAX = """\
 import argparse, yaml
 ap = argparse.ArgumentParser()
 ap.add_argument("--oplist-yaml"); ap.add_argument("--prim-ops-source"); ap.add_argument("--output-path")
 a = ap.parse_args()
 n = len((yaml.safe_load(open(a.oplist_yaml)).get("operators") or {})) + 2
 open(a.output_path, "w").write("#pragma once\\n#define EXECUTORCH_SELECTED_MAX_KERNEL_NUM %d\\n" % n)
-'''
+"""
 
 # --- the trees ------------------------------------------------------------------------------
 
@@ -183,12 +187,17 @@ CORTEX_M_YAML = """\
 """
 
 #: Default root ops the fixture implements with trivial sources (op name, kernel, file stem).
-_PLAIN_OPS = [("sub.out", "sub_out", "sub"), ("div.out", "div_out", "div"),
-              ("view_copy.out", "view_copy_out", "view_copy"),
-              ("permute_copy.out", "permute_copy_out", "permute_copy"),
-              ("clone.out", "clone_out", "clone"), ("cat.out", "cat_out", "cat"),
-              ("slice_copy.Tensor_out", "slice_copy_Tensor_out", "slice_copy"),
-              ("_softmax.out", "softmax_out", "softmax"), ("mean.out", "mean_dim_out", "mean")]
+_PLAIN_OPS = [
+    ("sub.out", "sub_out", "sub"),
+    ("div.out", "div_out", "div"),
+    ("view_copy.out", "view_copy_out", "view_copy"),
+    ("permute_copy.out", "permute_copy_out", "permute_copy"),
+    ("clone.out", "clone_out", "clone"),
+    ("cat.out", "cat_out", "cat"),
+    ("slice_copy.Tensor_out", "slice_copy_Tensor_out", "slice_copy"),
+    ("_softmax.out", "softmax_out", "softmax"),
+    ("mean.out", "mean_dim_out", "mean"),
+]
 PORTABLE_YAML += "".join(
     f"- op: {op}\n  kernels:\n    - arg_meta: null\n      kernel_name: torch::executor::{k}\n"
     for op, k, _ in _PLAIN_OPS
@@ -205,26 +214,31 @@ FIXTURE_CORTEX_M_OPS = {"cortex_m::quantize_per_tensor.out", "cortex_m::quantize
 
 def _op(name: str, includes: list[str]) -> str:
     inc = "".join(f"#include <{i}>\n" for i in includes)
-    return f"{inc}namespace torch {{ namespace executor {{ namespace native {{\n" \
-           f"Tensor& {name}(KernelRuntimeContext& ctx, const Tensor& in, Tensor& out) {{ return out; }}\n" \
-           "}}}}\n"
+    return (
+        f"{inc}namespace torch {{ namespace executor {{ namespace native {{\n"
+        f"Tensor& {name}(KernelRuntimeContext& ctx, const Tensor& in, Tensor& out) {{ return out; }}\n"
+        "}}}}\n"
+    )
 
 
 def executorch_files(
-    *, cmsis_sha: str, version: str = "1.5.0", cortex_m: bool = True, models: bool = True,
+    *,
+    cmsis_sha: str,
+    version: str = "1.5.0",
+    cortex_m: bool = True,
+    models: bool = True,
     examples: bool = True,
 ) -> dict[str, str | bytes]:
     files: dict[str, str | bytes] = {
         "LICENSE": "BSD License\n\nFixture ExecuTorch license text.\n",
         "version.txt": version + "\n",
         "runtime/core/error.h": "#pragma once\n#include <variant>\n",
-        "runtime/core/evalue.cpp": '#include <executorch/runtime/core/error.h>\n',
+        "runtime/core/evalue.cpp": "#include <executorch/runtime/core/error.h>\n",
         "runtime/core/exec_aten/util/tensor_util_portable.cpp": "// portable\n",
         "runtime/core/exec_aten/util/tensor_util_aten.cpp": "#include <ATen/Tensor.h>\n",
         "runtime/core/exec_aten/testing_util/tensor_util.cpp": "#include <gtest/gtest.h>\n",
         "runtime/core/portable_type/c10/c10/util/irange.h": "#pragma once\n",
-        "runtime/core/portable_type/c10/torch/headeronly/macros/Macros.h":
-            "#pragma once\n#include <torch/headeronly/macros/cmake_macros.h>\n",
+        "runtime/core/portable_type/c10/torch/headeronly/macros/Macros.h": "#pragma once\n#include <torch/headeronly/macros/cmake_macros.h>\n",
         "runtime/executor/method.cpp": "#include <executorch/runtime/core/error.h>\n",
         "runtime/executor/tensor_parser_exec_aten.cpp": "// portable despite the name\n",
         "runtime/executor/test/method_test.cpp": "#include <gtest/gtest.h>\n",
@@ -239,34 +253,40 @@ def executorch_files(
         "extension/runner_util/inputs.h": "#pragma once\n",
         "schema/extended_header.cpp": "// header\n",
         "kernels/portable/functions.yaml": PORTABLE_YAML,
-        "kernels/portable/cpu/op_add.cpp": _op("add_out", [
-            "executorch/kernels/portable/cpu/util/broadcast_util.h",
-            "executorch/runtime/kernel/kernel_runtime_context.h",
-            "ATen/cpu/vec/vec.h"]),
-        "kernels/portable/cpu/op_mul.cpp": _op("mul_out", [
-            "executorch/kernels/portable/cpu/scalar_utils.h",
-            "executorch/kernels/portable/cpu/util/broadcast_util.h"]),
-        "kernels/portable/cpu/op_relu.cpp": _op("relu_out", [
-            "executorch/kernels/portable/cpu/pattern/pattern.h"]),
+        "kernels/portable/cpu/op_add.cpp": _op(
+            "add_out",
+            [
+                "executorch/kernels/portable/cpu/util/broadcast_util.h",
+                "executorch/runtime/kernel/kernel_runtime_context.h",
+                "ATen/cpu/vec/vec.h",
+            ],
+        ),
+        "kernels/portable/cpu/op_mul.cpp": _op(
+            "mul_out",
+            [
+                "executorch/kernels/portable/cpu/scalar_utils.h",
+                "executorch/kernels/portable/cpu/util/broadcast_util.h",
+            ],
+        ),
+        "kernels/portable/cpu/op_relu.cpp": _op(
+            "relu_out", ["executorch/kernels/portable/cpu/pattern/pattern.h"]
+        ),
         "kernels/portable/cpu/scalar_utils.h": "#pragma once\n",
         "kernels/portable/cpu/op_acos.cpp": "#include <executorch/kernels/portable/cpu/util/unused_util.h>\n"
-            "#include <executorch/kernels/portable/cpu/scalar_utils.h>\n"
-            "DEFINE_UNARY(acos_out, std::acos)\n",
+        "#include <executorch/kernels/portable/cpu/scalar_utils.h>\n"
+        "DEFINE_UNARY(acos_out, std::acos)\n",
         "kernels/portable/cpu/op_clone_dim_order.cpp": _op("_clone_dim_order_out", []),
         "kernels/portable/cpu/op_add_aten.cpp": "#include <ATen/Tensor.h>\n",
         "kernels/portable/cpu/op_to_dim_order_copy.cpp": _op("_to_dim_order_copy_out", []),
         **{f"kernels/portable/cpu/op_{stem}.cpp": _op(k, []) for _, k, stem in _PLAIN_OPS},
-        "kernels/portable/cpu/util/broadcast_util.h": "#pragma once\n#include \"dtype_util.h\"\n",
-        "kernels/portable/cpu/util/broadcast_util.cpp":
-            "#include <executorch/kernels/portable/cpu/util/broadcast_util.h>\n",
+        "kernels/portable/cpu/util/broadcast_util.h": '#pragma once\n#include "dtype_util.h"\n',
+        "kernels/portable/cpu/util/broadcast_util.cpp": "#include <executorch/kernels/portable/cpu/util/broadcast_util.h>\n",
         "kernels/portable/cpu/util/dtype_util.h": "#pragma once\n",
         "kernels/portable/cpu/util/unused_util.h": "#pragma once\n",
-        "kernels/portable/cpu/util/unused_util.cpp":
-            "#include <executorch/kernels/portable/cpu/util/unused_util.h>\n"
-            "#include <executorch/kernels/portable/cpu/util/broadcast_util.h>\n",
+        "kernels/portable/cpu/util/unused_util.cpp": "#include <executorch/kernels/portable/cpu/util/unused_util.h>\n"
+        "#include <executorch/kernels/portable/cpu/util/broadcast_util.h>\n",
         "kernels/portable/cpu/pattern/pattern.h": "#pragma once\n",
-        "kernels/portable/cpu/pattern/unary_ufunc_relu.cpp":
-            "#include <executorch/kernels/portable/cpu/pattern/pattern.h>\n",
+        "kernels/portable/cpu/pattern/unary_ufunc_relu.cpp": "#include <executorch/kernels/portable/cpu/pattern/pattern.h>\n",
         "kernels/prim_ops/register_prim_ops.cpp": "// prim ops\n",
         "codegen/__init__.py": "",
         "codegen/marker.py": 'WHO = "fixture checkout codegen"\n',
@@ -277,18 +297,17 @@ def executorch_files(
         "codegen/macros.h": "#pragma once\n",
     }
     if cortex_m:
-        files.update({
-            "backends/cortex_m/CMakeLists.txt":
-                f'set(CMSIS_NN_VERSION\n    "{cmsis_sha}"\n    CACHE STRING "CMSIS-NN version to download"\n)\n',
-            "backends/cortex_m/ops/operators.yaml": CORTEX_M_YAML,
-            "backends/cortex_m/ops/cortex_m_ops_common.h": "#pragma once\n#include \"arm_nnfunctions.h\"\n",
-            "backends/cortex_m/ops/op_quantize_per_tensor.cpp":
-                "#include <executorch/backends/cortex_m/ops/cortex_m_ops_common.h>\n"
+        files.update(
+            {
+                "backends/cortex_m/CMakeLists.txt": f'set(CMSIS_NN_VERSION\n    "{cmsis_sha}"\n    CACHE STRING "CMSIS-NN version to download"\n)\n',
+                "backends/cortex_m/ops/operators.yaml": CORTEX_M_YAML,
+                "backends/cortex_m/ops/cortex_m_ops_common.h": '#pragma once\n#include "arm_nnfunctions.h"\n',
+                "backends/cortex_m/ops/op_quantize_per_tensor.cpp": "#include <executorch/backends/cortex_m/ops/cortex_m_ops_common.h>\n"
                 "Tensor& quantize_per_tensor_out(KernelRuntimeContext& c, Tensor& out) { return out; }\n",
-            "backends/cortex_m/ops/op_quantized_add.cpp":
-                "#include <executorch/backends/cortex_m/ops/cortex_m_ops_common.h>\n"
+                "backends/cortex_m/ops/op_quantized_add.cpp": "#include <executorch/backends/cortex_m/ops/cortex_m_ops_common.h>\n"
                 "Tensor& quantized_add_out(KernelRuntimeContext& c, Tensor& out) { return out; }\n",
-        })
+            }
+        )
     schema = wheel_schema_dir()
     if schema is not None:
         files["schema/program.fbs"] = (schema / "program.fbs").read_text()
@@ -326,8 +345,9 @@ class Upstream:
     def env(self) -> dict[str, str]:
         return {"GIT_CONFIG_GLOBAL": str(self.gitconfig), "FLATC": str(self.flatc)}
 
-    def commit_executorch(self, files: dict[str, str | bytes], message: str, *,
-                          remove: tuple[str, ...] = ()) -> str:
+    def commit_executorch(
+        self, files: dict[str, str | bytes], message: str, *, remove: tuple[str, ...] = ()
+    ) -> str:
         """Add a commit on the ExecuTorch fixture's main (files written over the tree)."""
         for rel in remove:
             target = self.executorch / rel
@@ -365,41 +385,56 @@ def make_upstream(tmp: Path, *, fb_version: str = "24.3.25") -> Upstream:
     """Build the four repositories and the insteadOf config (see the module docstring)."""
     root = tmp / "upstream"
     fb = init_repo(root / "flatbuffers")
-    write_tree(fb, {
-        "LICENSE": "Apache License 2.0 (FlatBuffers fixture)\n",
-        "include/flatbuffers/base.h": "#define FLATBUFFERS_VERSION_MAJOR {}\n#define FLATBUFFERS_VERSION_MINOR {}\n"
-                                      "#define FLATBUFFERS_VERSION_REVISION {}\n".format(*fb_version.split(".")),
-        "include/flatbuffers/flatbuffers.h": "#pragma once\n#include \"flatbuffers/base.h\"\n",
-        "src/idl_parser.cpp": "// not vendored\n",
-    })
+    write_tree(
+        fb,
+        {
+            "LICENSE": "Apache License 2.0 (FlatBuffers fixture)\n",
+            "include/flatbuffers/base.h": "#define FLATBUFFERS_VERSION_MAJOR {}\n#define FLATBUFFERS_VERSION_MINOR {}\n"
+            "#define FLATBUFFERS_VERSION_REVISION {}\n".format(*fb_version.split(".")),
+            "include/flatbuffers/flatbuffers.h": '#pragma once\n#include "flatbuffers/base.h"\n',
+            "src/idl_parser.cpp": "// not vendored\n",
+        },
+    )
     fb_sha = commit_all(fb, "flatbuffers")
     fcc = init_repo(root / "flatcc")
-    write_tree(fcc, {
-        "LICENSE": "Apache License 2.0 (flatcc fixture)\n",
-        "include/flatcc/flatcc_builder.h": "#pragma once\n",
-        "include/flatcc/portable/pendian.h": "#pragma once\n",
-        "src/runtime/builder.c": "int flatcc_builder;\n",
-        "src/compiler/parser.c": "// not vendored\n",
-    })
+    write_tree(
+        fcc,
+        {
+            "LICENSE": "Apache License 2.0 (flatcc fixture)\n",
+            "include/flatcc/flatcc_builder.h": "#pragma once\n",
+            "include/flatcc/portable/pendian.h": "#pragma once\n",
+            "src/runtime/builder.c": "int flatcc_builder;\n",
+            "src/compiler/parser.c": "// not vendored\n",
+        },
+    )
     fcc_sha = commit_all(fcc, "flatcc")
     cmsis = init_repo(root / "cmsis")
-    write_tree(cmsis, {
-        "LICENSE": "Apache License 2.0 (CMSIS-NN fixture)\n",
-        "Include/arm_nnfunctions.h": "#pragma once\n",
-        "Include/Internal/arm_nn_compiler.h": "#pragma once\n",
-        "Source/ConvolutionFunctions/arm_convolve_s8.c": "int conv;\n",
-        "Source/ConvolutionFunctions/arm_convolve_f32.c": "float only;\n",
-        "Source/ConvolutionFunctions/CMakeLists.txt": "# cmake\n",
-        "Source/Bindings/arm_py_module.cpp": "// pybind11\n",
-    })
+    write_tree(
+        cmsis,
+        {
+            "LICENSE": "Apache License 2.0 (CMSIS-NN fixture)\n",
+            "Include/arm_nnfunctions.h": "#pragma once\n",
+            "Include/Internal/arm_nn_compiler.h": "#pragma once\n",
+            "Source/ConvolutionFunctions/arm_convolve_s8.c": "int conv;\n",
+            "Source/ConvolutionFunctions/arm_convolve_f32.c": "float only;\n",
+            "Source/ConvolutionFunctions/CMakeLists.txt": "# cmake\n",
+            "Source/Bindings/arm_py_module.cpp": "// pybind11\n",
+        },
+    )
     cmsis_sha = commit_all(cmsis, "cmsis")
     et = init_repo(root / "executorch")
     write_tree(et, executorch_files(cmsis_sha=cmsis_sha))
-    write_tree(et, {".gitmodules": (
-        '[submodule "third-party/flatbuffers"]\n\tpath = third-party/flatbuffers\n'
-        "\turl = https://github.com/google/flatbuffers.git\n"
-        '[submodule "third-party/flatcc"]\n\tpath = third-party/flatcc\n'
-        "\turl = https://github.com/dvidelabs/flatcc.git\n")})
+    write_tree(
+        et,
+        {
+            ".gitmodules": (
+                '[submodule "third-party/flatbuffers"]\n\tpath = third-party/flatbuffers\n'
+                "\turl = https://github.com/google/flatbuffers.git\n"
+                '[submodule "third-party/flatcc"]\n\tpath = third-party/flatcc\n'
+                "\turl = https://github.com/dvidelabs/flatcc.git\n"
+            )
+        },
+    )
     git(et, "add", "-A")
     for path, sha in (("third-party/flatbuffers", fb_sha), ("third-party/flatcc", fcc_sha)):
         git(et, "update-index", "--add", "--cacheinfo", f"160000,{sha},{path}")
@@ -407,16 +442,31 @@ def make_upstream(tmp: Path, *, fb_version: str = "24.3.25") -> Upstream:
     et_sha = git(et, "rev-parse", "HEAD")
     git(et, "tag", "v1.5.0")
     gitconfig = root / "gitconfig"
-    for name, path in (("pytorch/executorch", et), ("google/flatbuffers", fb),
-                       ("dvidelabs/flatcc", fcc), ("ARM-software/CMSIS-NN", cmsis)):
+    for name, repo in (
+        ("pytorch/executorch", et),
+        ("google/flatbuffers", fb),
+        ("dvidelabs/flatcc", fcc),
+        ("ARM-software/CMSIS-NN", cmsis),
+    ):
         for url in (f"https://github.com/{name}.git", f"https://github.com/{name}"):
-            subprocess.run(["git", "config", "--file", str(gitconfig), "--add",
-                            f"url.{path}.insteadOf", url], check=True)
-    for key, value in (("protocol.file.allow", "always"), ("uploadpack.allowFilter", "true"),
-                       ("uploadpack.allowAnySHA1InWant", "true")):
+            subprocess.run(
+                ["git", "config", "--file", str(gitconfig), "--add", f"url.{repo}.insteadOf", url],
+                check=True,
+            )
+    for key, value in (
+        ("protocol.file.allow", "always"),
+        ("uploadpack.allowFilter", "true"),
+        ("uploadpack.allowAnySHA1InWant", "true"),
+    ):
         subprocess.run(["git", "config", "--file", str(gitconfig), key, value], check=True)
     flatc = make_flatc(root / "bin" / "flatc", fb_version)
-    return Upstream(root=root, gitconfig=gitconfig, executorch=et, flatbuffers=fb, flatcc=fcc,
-                    cmsis=cmsis, flatc=flatc,
-                    shas={"executorch": et_sha, "flatbuffers": fb_sha, "flatcc": fcc_sha,
-                          "cmsis": cmsis_sha})
+    return Upstream(
+        root=root,
+        gitconfig=gitconfig,
+        executorch=et,
+        flatbuffers=fb,
+        flatcc=fcc,
+        cmsis=cmsis,
+        flatc=flatc,
+        shas={"executorch": et_sha, "flatbuffers": fb_sha, "flatcc": fcc_sha, "cmsis": cmsis_sha},
+    )

@@ -9,8 +9,9 @@ import re
 from pathlib import Path
 
 import pytest
-
 from et_fixture import FIXTURE_PTE
+from upstream import PUBLISHED_0_2_0, real_library
+
 from generator.check.objcache import CompileJob, ObjectCache, default_cache_dir
 from generator.check.toolchains import CORE_INCLUDE, GCC_ARM
 from generator.codegen import count_kernels
@@ -18,7 +19,6 @@ from generator.errors import FatalError
 from generator.layout import CODEGEN_DIR, PLATFORM_DIR
 from generator.opset import DEFAULT_ROOT_OPS
 from generator.pipeline import BuildResult
-from upstream import PUBLISHED_0_2_0, real_library
 
 pytestmark = pytest.mark.e2e
 
@@ -52,10 +52,13 @@ def _assert_library(result: BuildResult) -> None:
     assert not [f for f in files if re.search(r"(^|/)(test|tests|testing|testing_util)/", f)]
     assert not [f for f in files if re.search(r"(^|/)(test_[^/]*|[^/]*_test)\.(c|cpp)$", f)]
     assert not [f for f in files if f.endswith((".pte", ".pth"))]
-    for license_file in ("LICENSE", "extras/THIRD_PARTY_LICENSES/CMSIS-NN-LICENSE.txt",
-                         "extras/THIRD_PARTY_LICENSES/FlatBuffers-LICENSE.txt",
-                         "extras/THIRD_PARTY_LICENSES/flatcc-LICENSE.txt",
-                         "extras/THIRD_PARTY_LICENSES/README.md"):
+    for license_file in (
+        "LICENSE",
+        "extras/THIRD_PARTY_LICENSES/CMSIS-NN-LICENSE.txt",
+        "extras/THIRD_PARTY_LICENSES/FlatBuffers-LICENSE.txt",
+        "extras/THIRD_PARTY_LICENSES/flatcc-LICENSE.txt",
+        "extras/THIRD_PARTY_LICENSES/README.md",
+    ):
         assert (lib / license_file).stat().st_size > 200, license_file
     assert (lib / "executorch_pin.txt").read_text() == result.sha + "\n"
     assert re.fullmatch(r"[0-9a-f]{40}", result.sha)
@@ -102,11 +105,14 @@ def test_v1_4_1_needs_models(e2e_root: Path) -> None:
     assert "--example-pte NAME=FILE" in message
     pte = FIXTURE_PTE / "AddModel.pte"
     result = real_library(
-        e2e_root, "v1.4.1",
+        e2e_root,
+        "v1.4.1",
         examples=("HelloExecuTorch", "AddModel"),
         example_pte=(("AddModel", pte), ("HelloExecuTorch", pte)),
     )
     assert result.library_version == "1.4.1"
     assert sorted(p.name for p in (result.out / "examples").iterdir()) == [
-        "AddModel", "HelloExecuTorch"]
+        "AddModel",
+        "HelloExecuTorch",
+    ]
     _assert_library(result)

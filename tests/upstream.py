@@ -31,7 +31,10 @@ def upstream_unavailable() -> str | None:
         try:
             proc = subprocess.run(
                 ["git", "ls-remote", "--exit-code", url, "HEAD"],
-                capture_output=True, text=True, timeout=60, check=False,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
                 stdin=subprocess.DEVNULL,
                 env={"GIT_TERMINAL_PROMPT": "0", **_env()},
             )

@@ -114,6 +114,7 @@ class SyncResult:
         branch: the sync branch; sha: the ExecuTorch SHA; version: the library version.
         commit: the library commit on the sync branch (None when nothing was committed).
         pull: the pull request (opened/updated only); body: its text (None when in sync).
+        upstream_version: the ref's version.txt, verbatim.
     """
 
     status: Literal["opened", "updated", "in-sync", "dry-run"]
@@ -123,6 +124,7 @@ class SyncResult:
     commit: str | None = None
     pull: PullRequestResult | None = None
     body: str | None = None
+    upstream_version: str = ""
 
 
 def sync_branch(sha: str) -> str:
@@ -239,7 +241,13 @@ def run_sync(
                 f"already in sync: {options.base} has ExecuTorch {built.sha[:12]} as library "
                 f"{built.library_version}; no pull request needed"
             )
-            return SyncResult("in-sync", branch, built.sha, built.library_version)
+            return SyncResult(
+                "in-sync",
+                branch,
+                built.sha,
+                built.library_version,
+                upstream_version=built.upstream_version,
+            )
 
         check_version_unused(
             built.library_version,
@@ -270,7 +278,14 @@ def run_sync(
         if options.dry_run or gh is None:
             emit(f"dry run: would push {branch} and open or update a pull request:\n")
             emit(f"# {title}\n\n{body}")
-            return SyncResult("dry-run", branch, built.sha, built.library_version, body=body)
+            return SyncResult(
+                "dry-run",
+                branch,
+                built.sha,
+                built.library_version,
+                body=body,
+                upstream_version=built.upstream_version,
+            )
 
         new_commit = g.commit(
             lib,
@@ -305,6 +320,7 @@ def run_sync(
             commit=new_commit,
             pull=pull,
             body=body,
+            upstream_version=built.upstream_version,
         )
 
 

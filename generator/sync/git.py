@@ -135,7 +135,10 @@ def describe_git_failure(error: GitFailure, genv: GitEnv, what: str) -> FatalErr
     detail = "\n".join(lines[-6:]) if lines else f"git exited with {error.status}"
     low = stderr.lower()
     if "protected branch" in low or "gh006" in low:
-        hint = "the branch is protected on the remote; sync pushes only to its own sync/ branch"
+        hint = (
+            "a branch protection rule covers the sync branch: exempt sync/* from it (sync "
+            "pushes only there, never to the base branch) or let the bot push to it"
+        )
     elif "stale info" in low:
         hint = (
             "someone else pushed to the sync branch since it was fetched; run sync again to "
