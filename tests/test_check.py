@@ -287,6 +287,55 @@ def test_flash_overflow_fails_the_compile_with_the_bytes(tmp_path: Path, cache_d
     assert example.sizes is None
 
 
+def test_ram_overflow_fails_the_compile_with_the_bytes(tmp_path: Path, cache_dir: Path) -> None:
+    sketch = textwrap.dedent(
+        """\
+        static uint8_t big[300 * 1024];
+        volatile size_t pick = 7;
+        void setup() {
+          big[pick] = 1;
+          Serial.println(big[pick]);
+        }
+        void loop() {}
+        """
+    )
+    lib = write_library(tmp_path / "Tiny", {"Ram": (sketch, 'must_print: ["=== DONE ==="]\n')})
+    report = run_check(lib, compiler="gcc-arm", cache_dir=cache_dir, run=False)
+    stage = report.examples[0].stage("compile")
+    assert stage is not None and stage.status is Status.FAIL
+    over = int(stage.summary.split("RAM overflowed by ")[1].split(" bytes")[0].replace(",", ""))
+    # 307,200 bytes of globals are 45,056 over 262,144; the core's globals add a little.
+    assert 300 * 1024 - 262_144 <= over < 300 * 1024 - 262_144 + 4_000
+
+
+def test_stack_overflow_faults_on_the_emulated_board(tmp_path: Path, cache_dir: Path) -> None:
+    # The core keeps 16 KiB of stack below the top of RAM and sets MSPLIM there, so a
+    # runaway stack faults instead of silently overwriting the heap and the globals.
+    sketch = textwrap.dedent(
+        """\
+        int deep(int n) {
+          volatile char frame[1024];
+          frame[0] = (char)n;
+          return n == 0 ? frame[0] : deep(n - 1) + frame[0];
+        }
+        void setup() {
+          Serial.println(deep(64));
+          Serial.println("=== DONE ===");
+        }
+        void loop() {}
+        """
+    )
+    lib = write_library(tmp_path / "Tiny", {"Deep": (sketch, 'must_print: ["=== DONE ==="]\n')})
+    report = run_check(lib, compiler="gcc-arm", cache_dir=cache_dir)
+    example = report.examples[0]
+    run = example.stage("run")
+    assert run is not None and run.status is Status.FAIL
+    assert "crashed: UsageFault" in run.summary
+    assert "CFSR=0x00100000" in run.summary  # STKOF
+    sanitize = example.stage("sanitize")
+    assert sanitize is not None and sanitize.status is Status.PASS  # 64 KiB is fine on a PC
+
+
 def _cache(cache_dir: Path) -> ObjectCache:
     return ObjectCache(cache_dir / "objects")
 
