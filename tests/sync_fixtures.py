@@ -58,9 +58,11 @@ def isolate_git(home: Path) -> dict[str, str]:
     return {"GIT_CONFIG_GLOBAL": str(config), "GIT_CONFIG_NOSYSTEM": "1"}
 
 
-def make_library_remote(root: Path, files: dict[str, str] | None = None) -> Path:
+def make_library_remote(
+    root: Path, files: dict[str, str] | None = None, *, only_readme: bool = False
+) -> Path:
     """A bare repo `root/library.git` whose `main` holds README.md, CHANGELOG.md, .github/
-    and `files` (path -> text). Returns the bare repo's path."""
+    (only README.md if `only_readme`) and `files` (path -> text). Returns its path."""
     bare = root / "library.git"
     git("init", "--quiet", "--bare", "--initial-branch=main", str(bare))
     seed = root / "seed"
@@ -70,6 +72,8 @@ def make_library_remote(root: Path, files: dict[str, str] | None = None) -> Path
         "CHANGELOG.md": "# Changelog\n",
         ".github/workflows/lint.yml": "name: lint\non: push\njobs: {}\n",
     }
+    if only_readme:
+        owned = {"README.md": owned["README.md"]}
     for path, text in {**owned, **(files or {})}.items():
         target = seed / path
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -460,7 +460,9 @@ def test_protected_branch_push_is_refused_clearly(
     )
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
     refs_before = branches(remote)
-    with pytest.raises(FatalError, match=r"(?s)GH006: Protected branch.*branch is protected"):
+    with pytest.raises(
+        FatalError, match=r"(?s)GH006: Protected branch.*protection rule covers the sync branch"
+    ):
         sync("v1.5.1", "0.2.0")
     assert branches(remote) == refs_before
     assert fake.pulls == {}
@@ -587,3 +589,28 @@ def test_wrong_token_for_the_git_remote_is_a_clear_error(
         fake.assert_clean()
     assert TOKEN not in str(info.value)
     assert fake.pulls == {}
+
+
+def test_force_with_lease_refuses_when_someone_pushed_to_the_sync_branch_meanwhile(
+    sync: Runner, fake: FakeGitHub, remote: Path, tmp_path: Path
+) -> None:
+    first = sync("v1.5.1", "0.2.0")
+    body_before = fake.pulls[1].body
+    intruder = tmp_path / "intruder"
+    git("clone", "--quiet", "--branch", first.branch, str(remote), str(intruder))
+    (intruder / "NOTE.md").write_text("a maintainer's fix on the sync branch\n")
+    git("add", "NOTE.md", cwd=intruder)
+    git("commit", "--quiet", "-m", "Maintainer fix", cwd=intruder)
+
+    real_check = sync.check
+    real_check.flash = 100_500  # the new report makes the tree differ: a push is needed
+
+    def check_then_someone_pushes(library: Path, options: Any) -> FakeReport:
+        git("push", "--quiet", "origin", first.branch, cwd=intruder)  # after our clone
+        return real_check(library, options)
+
+    sync.check = check_then_someone_pushes  # type: ignore[assignment]
+    with pytest.raises(FatalError, match=r"(?s)stale info.*someone else pushed"):
+        sync("v1.5.1", "0.2.0")
+    assert show(remote, first.branch, "NOTE.md") == "a maintainer's fix on the sync branch"
+    assert fake.pulls[1].body == body_before and fake.pulls[1].updates == 0
