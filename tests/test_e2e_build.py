@@ -6,19 +6,22 @@ Runs when the upstream URLs resolve (GitHub, or mirrors through insteadOf); skip
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 from et_fixture import FIXTURE_PTE
 from upstream import PUBLISHED_0_2_0, real_library
 
+from generator.check.compile import plan_build
 from generator.check.objcache import CompileJob, ObjectCache, default_cache_dir
 from generator.check.toolchains import CORE_INCLUDE, GCC_ARM
+from generator.checkout import checkout
 from generator.codegen import count_kernels
 from generator.errors import FatalError
 from generator.layout import CODEGEN_DIR, PLATFORM_DIR
 from generator.opset import DEFAULT_ROOT_OPS
-from generator.pipeline import BuildResult
+from generator.pipeline import DEFAULT_EXECUTORCH_REPO, BuildResult
 
 pytestmark = pytest.mark.e2e
 
@@ -116,3 +119,18 @@ def test_v1_4_1_needs_models(e2e_root: Path) -> None:
         "HelloExecuTorch",
     ]
     _assert_library(result)
+
+
+def test_published_sketches_compile_unchanged(real_main: BuildResult, tmp_path: Path) -> None:
+    """Sketches written for the published 0.2.0 library compile against ours, unchanged."""
+    published = checkout(
+        DEFAULT_EXECUTORCH_REPO, PUBLISHED_0_2_0, ["examples/arduino/examples"], tmp_path / "c"
+    )
+    lib = tmp_path / "ExecuTorch"
+    shutil.copytree(real_main.out, lib)
+    cache = ObjectCache(default_cache_dir())
+    for name in ("HelloExecuTorch", "AddModel", "KeywordSpotting"):
+        sketch = published.path / "examples/arduino/examples" / name / f"{name}.ino"
+        shutil.copyfile(sketch, lib / "examples" / name / f"{name}.ino")
+        build = GCC_ARM.build(plan_build(lib, name), tmp_path / "out" / name, cache)
+        assert build.ok, f"{name}:\n{build.log[-3000:]}"
