@@ -14,12 +14,15 @@ from et_fixture import (
     FIXTURE_OP_SOURCES,
     FIXTURE_PTE,
     Upstream,
+    commit_all,
     git,
     make_flatc,
     make_upstream,
     wheel_schema_dir,
+    write_tree,
 )
 
+import generator.flatc
 from generator.errors import FatalError
 from generator.main import main
 from generator.opset import DEFAULT_ROOT_OPS
@@ -407,11 +410,7 @@ int main(int argc, char** argv) {
 def test_flatc_is_built_from_the_pinned_sources_when_none_matches(
     tmp_path: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import generator.flatc
-
     # A FlatBuffers tree whose CMake project builds a (tiny) flatc of the pinned version.
-    from et_fixture import commit_all, write_tree
-
     write_tree(
         upstream.flatbuffers, {"CMakeLists.txt": FAKE_FLATC_CMAKE, "src/flatc.c": FAKE_FLATC_C}
     )
