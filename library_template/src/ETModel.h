@@ -264,10 +264,10 @@ class ETModel {
   static constexpr size_t kMaxInputs = 4;
   static constexpr size_t kMaxDims = 8;
 
-  // A bump allocator that remembers how far it has bumped. Newer runtimes
-  // have MemoryAllocator::used_size(); older refs the generator supports do
-  // not, and this reports the same number (end of the last allocation minus
-  // the base) on every ref.
+  // A bump allocator that remembers how far it has bumped: the end of the
+  // last allocation minus the base, which is what MemoryAllocator::used_size()
+  // returns where it exists (d756e7d8c2, v1.4.1, main). v1.3.x and older lack
+  // it, and the generator takes any ref, so count here instead.
   class Arena : public executorch::runtime::MemoryAllocator {
    public:
     Arena(uint32_t size, uint8_t* base) : MemoryAllocator(size, base) {}
