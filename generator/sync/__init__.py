@@ -212,116 +212,134 @@ def run_sync(
     remote = remote or f"https://github.com/{options.repo}.git"
 
     with _work_folder(options.work_dir) as work, g.git_env(token) as genv:
-        say(f"cloning the library repo {genv.redact(remote)}")
-        lib = g.clone(remote, work / "library", genv)
-        base_rev = f"refs/remotes/origin/{options.base}"
-        if g.remote_branch_sha(lib, options.base) is None:
-            raise FatalError(
-                f"the library repo has no branch {options.base!r}: push an initial commit "
-                "(e.g. a README) to it, or pass --base"
-            )
-
-        say(f"building the library from ExecuTorch {options.build.executorch_ref}")
-        built = build(options.build, work / "build" / "ExecuTorch")
-        if not _SHA.match(built.sha):
-            raise FatalError(f"the build reported pin {built.sha!r}, not a full SHA")
-        branch = sync_branch(built.sha)
-        if branch == options.base:
-            raise FatalError(f"refusing to push to the base branch {options.base!r}")
-
-        worktree = Path(lib.working_dir)
-        g.checkout_branch(lib, branch, base_rev, genv)
-        skipped = replace_generated(worktree, built.out)
-        if skipped:
-            say(f"not copied (not generated paths): {', '.join(skipped)}")
-        g.stage(lib, GENERATED_PATHS, genv)
-        changes = g.staged_changes(lib, base_rev, GENERATED_PATHS, genv)
-        if not [path for _, path in changes if path not in _VOLATILE]:
-            emit(
-                f"already in sync: {options.base} has ExecuTorch {built.sha[:12]} as library "
-                f"{built.library_version}; no pull request needed"
-            )
-            return SyncResult(
-                "in-sync",
-                branch,
-                built.sha,
-                built.library_version,
-                upstream_version=built.upstream_version,
-            )
-
-        check_version_unused(
-            built.library_version,
-            built.sha,
-            g.tag_names(lib),
-            g.versions_in_history(lib, base_rev, PROPERTIES_FILE, PIN_FILE),
-            options.base,
-        )
-
-        say("checking the regenerated library")
-        report = check(built.out, options)
-        report_dict = report.to_dict()
-        report_path = worktree / CHECK_REPORT_FILE
-        report_path.parent.mkdir(parents=True, exist_ok=True)
-        report_path.write_text(json.dumps(report_dict, indent=2, sort_keys=True) + "\n")
-        if not report.passed:
-            emit(report.to_markdown())
-            raise FatalError(
-                f"check failed for ExecuTorch {built.ref} ({built.sha[:12]}); no pull request "
-                "was opened or updated (the report is printed above)"
-            )
-        g.stage(lib, GENERATED_PATHS, genv)
-        changes = g.staged_changes(lib, base_rev, GENERATED_PATHS, genv)
-
-        facts = _facts(options, built, lib, base_rev, branch, changes, report, report_dict)
-        body = render_body(facts)
-        title = pr_title(facts)
-        if options.dry_run or gh is None:
-            emit(f"dry run: would push {branch} and open or update a pull request:\n")
-            emit(f"# {title}\n\n{body}")
-            return SyncResult(
-                "dry-run",
-                branch,
-                built.sha,
-                built.library_version,
-                body=body,
-                upstream_version=built.upstream_version,
-            )
-
-        new_commit = g.commit(
-            lib,
-            commit_message(built.ref, built.sha, built.library_version, built.upstream_version),
-            options.identity,
-            genv,
-        )
-        old_remote = g.remote_branch_sha(lib, branch)
-        pushed = False
-        if old_remote is not None and lib.commit(old_remote).tree == lib.commit(new_commit).tree:
-            say(f"{branch} already holds this tree; not pushing")
-            new_commit = old_remote
-        else:
-            say(f"pushing {branch}")
-            g.push_with_lease(
-                lib, new_commit, branch, old_remote, genv, f"push {branch} to the library repo"
-            )
-            pushed = True
         try:
-            pull = gh.open_or_update(branch, options.base, title, body, SYNC_LABEL)
-        except FatalError as e:
-            if pushed:
-                _undo_push(lib, branch, old_remote, new_commit, genv, say)
-            raise e from None
-        verb = "opened" if pull.created else "updated"
-        emit(f"{verb} pull request #{pull.number}: {pull.url}")
+            return _sync_in(options, work, genv, gh, remote, build, check, say, emit)
+        except g.GitFailure as e:
+            raise g.describe_git_failure(e, genv, "work in the clone of the library repo") from None
+
+
+def _sync_in(
+    options: SyncOptions,
+    work: Path,
+    genv: g.GitEnv,
+    gh: GitHubRepo | None,
+    remote: str,
+    build: BuildFn,
+    check: CheckFn,
+    say: Callable[[str], None],
+    emit: Callable[[str], None],
+) -> SyncResult:
+    """The part of `run_sync` that works in the folder `work` (see there)."""
+    say(f"cloning the library repo {genv.redact(remote)}")
+    lib = g.clone(remote, work / "library", genv)
+    base_rev = f"refs/remotes/origin/{options.base}"
+    if g.remote_branch_sha(lib, options.base) is None:
+        raise FatalError(
+            f"the library repo has no branch {options.base!r}: push an initial commit "
+            "(e.g. a README) to it, or pass --base"
+        )
+
+    say(f"building the library from ExecuTorch {options.build.executorch_ref}")
+    built = build(options.build, work / "build" / "ExecuTorch")
+    if not _SHA.match(built.sha):
+        raise FatalError(f"the build reported pin {built.sha!r}, not a full SHA")
+    branch = sync_branch(built.sha)
+    if branch == options.base:
+        raise FatalError(f"refusing to push to the base branch {options.base!r}")
+
+    worktree = Path(lib.working_dir)
+    g.checkout_branch(lib, branch, base_rev, genv)
+    skipped = replace_generated(worktree, built.out)
+    if skipped:
+        say(f"not copied (not generated paths): {', '.join(skipped)}")
+    g.stage(lib, GENERATED_PATHS, genv)
+    changes = g.staged_changes(lib, base_rev, GENERATED_PATHS, genv)
+    if not [path for _, path in changes if path not in _VOLATILE]:
+        emit(
+            f"already in sync: {options.base} has ExecuTorch {built.sha[:12]} as library "
+            f"{built.library_version}; no pull request needed"
+        )
         return SyncResult(
-            "opened" if pull.created else "updated",
+            "in-sync",
             branch,
             built.sha,
             built.library_version,
-            commit=new_commit,
-            pull=pull,
+            upstream_version=built.upstream_version,
+        )
+
+    check_version_unused(
+        built.library_version,
+        built.sha,
+        g.tag_names(lib),
+        g.versions_in_history(lib, base_rev, PROPERTIES_FILE, PIN_FILE),
+        options.base,
+    )
+
+    say("checking the regenerated library")
+    report = check(built.out, options)
+    report_dict = report.to_dict()
+    report_path = worktree / CHECK_REPORT_FILE
+    report_path.parent.mkdir(parents=True, exist_ok=True)
+    report_path.write_text(json.dumps(report_dict, indent=2, sort_keys=True) + "\n")
+    if not report.passed:
+        emit(report.to_markdown())
+        raise FatalError(
+            f"check failed for ExecuTorch {built.ref} ({built.sha[:12]}); no pull request "
+            "was opened or updated (the report is printed above)"
+        )
+    g.stage(lib, GENERATED_PATHS, genv)
+    changes = g.staged_changes(lib, base_rev, GENERATED_PATHS, genv)
+
+    facts = _facts(options, built, lib, base_rev, branch, changes, report, report_dict)
+    body = render_body(facts)
+    title = pr_title(facts)
+    if options.dry_run or gh is None:
+        emit(f"dry run: would push {branch} and open or update a pull request:\n")
+        emit(f"# {title}\n\n{body}")
+        return SyncResult(
+            "dry-run",
+            branch,
+            built.sha,
+            built.library_version,
             body=body,
             upstream_version=built.upstream_version,
         )
+
+    new_commit = g.commit(
+        lib,
+        commit_message(built.ref, built.sha, built.library_version, built.upstream_version),
+        options.identity,
+        genv,
+    )
+    old_remote = g.remote_branch_sha(lib, branch)
+    pushed = False
+    if old_remote is not None and lib.commit(old_remote).tree == lib.commit(new_commit).tree:
+        say(f"{branch} already holds this tree; not pushing")
+        new_commit = old_remote
+    else:
+        say(f"pushing {branch}")
+        g.push_with_lease(
+            lib, new_commit, branch, old_remote, genv, f"push {branch} to the library repo"
+        )
+        pushed = True
+    try:
+        pull = gh.open_or_update(branch, options.base, title, body, SYNC_LABEL)
+    except FatalError as e:
+        if pushed:
+            _undo_push(lib, branch, old_remote, new_commit, genv, say)
+        raise e from None
+    verb = "opened" if pull.created else "updated"
+    emit(f"{verb} pull request #{pull.number}: {pull.url}")
+    return SyncResult(
+        "opened" if pull.created else "updated",
+        branch,
+        built.sha,
+        built.library_version,
+        commit=new_commit,
+        pull=pull,
+        body=body,
+        upstream_version=built.upstream_version,
+    )
 
 
 @contextmanager
