@@ -112,7 +112,12 @@ def _check_example(
         report.stages.append(judge_run(emulated, expected, "run"))
     else:
         report.stages.append(
-            StageResult("run", Status.FAIL, "no firmware to run: the gcc-arm build failed")
+            StageResult(
+                "run",
+                Status.FAIL,
+                "no firmware to run: the gcc-arm build failed",
+                firmware.stage.details if firmware else "",
+            )
         )
 
     host = compile_example(HOST, plan, work / name / HOST.name, cache)
