@@ -16,6 +16,7 @@ import pytest
 
 from generator.boards import UNO_Q
 from generator.check import run_check
+from generator.check.arena import arena_stage
 from generator.check.compile import compile_example, overflows, plan_build
 from generator.check.expected import Expected, ValueCheck, read_expected
 from generator.check.objcache import ObjectCache, parse_depfile
@@ -349,7 +350,7 @@ ARENA_SKETCH = textwrap.dedent(
       void* a = bump(1000);
       void* b = bump(NEED - 1008);
       if (a == nullptr || b == nullptr) {
-        Serial.println("ERROR: load_method failed (0x21): arena too small?");
+        Serial.println("ERROR: load_method failed (0x21): the 4096-byte arena is too small");
       } else {
         Serial.print("Arena: used ");
         Serial.print((unsigned long)bump_used());
@@ -382,7 +383,7 @@ def test_arena_figures_and_an_arena_smaller_than_needed(tmp_path: Path, cache_di
 
     arena = too_small.stage("arena")
     assert arena is not None and arena.status is Status.FAIL
-    assert "smaller than the method needs" in arena.summary
+    assert arena.summary.startswith("the sketch's arena of 4,096 bytes is smaller than")
     assert "0x21" in arena.details
     assert not report.passed
     assert report.to_dict()["examples"][0]["sizes"]["arena_used"] == 3000
@@ -553,3 +554,19 @@ def test_depfile_and_overflow_parsing() -> None:
     log = "ld: fw.elf section `.text' will not fit in region `FLASH'\n"
     log += "ld: region `FLASH' overflowed by 140376 bytes\n"
     assert overflows(log) == {"FLASH": 140376}
+
+
+def test_arena_stage_reads_etmodel_messages() -> None:
+    expected = Expected(("=== DONE ===",), arena=True)
+    planned = RunOutput(
+        "emulated",
+        ["ERROR: arena too small: 96 bytes for the planned buffer 0, 200 of 256 used"],
+    )
+    stage, figures = arena_stage(planned, expected)
+    assert stage.status is Status.FAIL and figures is None
+    assert stage.summary.startswith("the sketch's arena of 256 bytes is smaller than")
+    missing = RunOutput("emulated", ["=== DONE ==="], done=True)
+    stage, _ = arena_stage(missing, expected)
+    assert stage.status is Status.FAIL
+    assert "printed no 'Arena: used N of M bytes' line" in stage.summary
+    assert arena_stage(None, expected)[0].status is Status.SKIP

@@ -4,7 +4,8 @@ A sketch with `arena: true` in its expected.yaml prints, after running its metho
 `Arena: used <N> of <M> bytes` (N: bytes its ETModel arena handed out, alignment
 included; M: the arena's size). When the arena is smaller than the method needs, loading
 fails with MemoryAllocationFailed (0x21) and the sketch prints an `ERROR:` line instead
-(ETModel: "load_method failed (0x21): arena too small?" or "arena too small: ...").
+(ETModel: "load_method failed (0x21): the 8192-byte arena is too small", or "arena too
+small: <n> bytes for the <what>, <used> of <size> used").
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from generator.check.run import RunOutput
 from generator.check.stages import StageResult, Status
 
 _ARENA = re.compile(r"Arena: used (\d+) of (\d+) bytes")
-_TOO_SMALL = re.compile(r"arena too small|\(0x21\)|MemoryAllocationFailed", re.IGNORECASE)
+_TOO_SMALL = re.compile(r"arena (is )?too small|\(0x21\)|MemoryAllocationFailed", re.IGNORECASE)
+_SIZE_IN_ERROR = re.compile(r"the (\d+)-byte arena|of (\d+) used")
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,9 @@ def arena_stage(
     figures = parse_arena(out.lines)
     too_small = next((line for line in out.lines if _TOO_SMALL.search(line)), None)
     if too_small is not None:
-        size = f" of {figures.size:,} bytes" if figures else ""
+        m = _SIZE_IN_ERROR.search(too_small)
+        known = figures.size if figures else int(m.group(1) or m.group(2)) if m else None
+        size = f" of {known:,} bytes" if known is not None else ""
         return (
             StageResult(
                 "arena",
