@@ -188,7 +188,14 @@ class FakeReport:
         return {
             "passed": self.passed,
             "examples": [
-                {"name": "AddModel", "sizes": {"flash": self.flash, "ram": self.ram}},
+                {
+                    "example": "AddModel",
+                    "sizes": {"flash": self.flash, "ram": self.ram},
+                    "runs": [
+                        {"kind": "host", "last_lines": ["host run"]},
+                        {"kind": "emulated", "last_lines": ["=== AddModel ===", "[2, 3, 4]"]},
+                    ],
+                },
             ],
         }
 

@@ -90,6 +90,7 @@ def test_sync_real_executorch_twice_then_derive_then_refuse(
 
         second = sync("main", "0.3.0")
         assert second.status == "opened" and second.sha != first.sha
+        titled = [f"# {p.title}\n\n{p.body}" for p in (fake.pulls[1], fake.pulls[2])]
         body1, body2 = fake.pulls[1].body, fake.pulls[2].body
         compare = f"https://github.com/pytorch/executorch/compare/{first.sha}...{second.sha}"
         assert f"]({compare})" in body2
@@ -103,6 +104,7 @@ def test_sync_real_executorch_twice_then_derive_then_refuse(
             value = int(new.replace(",", "")) - int(old.replace(",", ""))
             assert delta == ("±0" if value == 0 else f"{value:+,}")
         assert "none (first sync)" in body1
+        assert "#### Emulated run output" in body2 and "=== DONE ===" in body2
 
         third = sync("main", None)
         assert third.status == "updated" and third.branch == second.branch
@@ -120,5 +122,8 @@ def test_sync_real_executorch_twice_then_derive_then_refuse(
     keep = os.environ.get("SYNC_E2E_BODIES")
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
-        (Path(keep) / "pr1.md").write_text(f"# {fake.pulls[1].title}\n\n{body1}")
-        (Path(keep) / "pr2.md").write_text(f"# {fake.pulls[2].title}\n\n{body2}")
+        (Path(keep) / "pr1.md").write_text(titled[0])
+        (Path(keep) / "pr2.md").write_text(titled[1])
+        (Path(keep) / "pr2-after-third-sync.md").write_text(
+            f"# {fake.pulls[2].title}\n\n{fake.pulls[2].body}"
+        )

@@ -11,6 +11,7 @@ from generator.errors import FatalError
 from generator.sync.body import (
     PullRequestFacts,
     SizeRow,
+    emulated_runs,
     kernel_names,
     render_body,
     size_rows,
@@ -138,3 +139,21 @@ def test_askpass_answers_the_token_without_writing_it() -> None:
         assert (user, password) == ("x-access-token\n", f"{token}\n")
         assert genv.redact(f"url https://x:{token}@h") == "url https://x:***@h"
     assert not Path(script).exists()
+
+
+def test_emulated_runs_reads_the_check_report_shape() -> None:
+    report = {
+        "examples": [
+            {
+                "example": "Hello",
+                "runs": [
+                    {"kind": "emulated", "last_lines": ["hi", "=== DONE ==="]},
+                    {"kind": "host", "last_lines": ["host"]},
+                ],
+            },
+            {"example": "NotRun", "runs": []},
+        ]
+    }
+    assert emulated_runs(report) == [("Hello", ["hi", "=== DONE ==="])]
+    body = render_body(facts(runs=emulated_runs(report)))
+    assert "**Hello**\n```\nhi\n=== DONE ===\n```" in body

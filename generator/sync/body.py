@@ -90,6 +90,23 @@ def size_rows(report: Mapping[str, Any], base: Mapping[str, Any] | None) -> list
     return rows
 
 
+def emulated_runs(report: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """(example, last output lines) of each emulated run in a check report.
+
+    Reads `examples[].runs[]` entries with `kind == "emulated"` and their `last_lines`
+    (the shape of `generator.check.CheckReport.to_dict()`).
+    """
+    found: list[tuple[str, list[str]]] = []
+    for example in report.get("examples") or []:
+        if not isinstance(example, dict):
+            continue
+        for run in example.get("runs") or []:
+            if isinstance(run, dict) and run.get("kind") == "emulated":
+                lines = [str(line) for line in run.get("last_lines") or []]
+                found.append((str(example.get("example") or example.get("name")), lines))
+    return found
+
+
 @dataclass
 class PullRequestFacts:
     """Everything the body says. Paths and counts are of the generated paths only.
@@ -101,7 +118,8 @@ class PullRequestFacts:
             library.properties `version=` now and on the base (None if the base has none).
         op_set: the selected operators; kernels / base_kernels: registered kernel names.
         added, removed, changed: generated files added/removed/changed against the base.
-        check_markdown: the check report as Markdown; sizes: size rows with deltas;
+        check_passed, check_markdown: the check's verdict and report as Markdown;
+        sizes: size rows with deltas; runs: (example, output lines) of the emulated runs;
         base_has_report: whether the base carried extras/check_report.json.
         branch, base: the sync branch and the base branch.
     """
@@ -119,7 +137,9 @@ class PullRequestFacts:
     removed: list[str]
     changed: list[str]
     check_markdown: str
+    check_passed: bool = True
     sizes: list[SizeRow] = field(default_factory=list)
+    runs: list[tuple[str, list[str]]] = field(default_factory=list)
     base_has_report: bool = False
     branch: str = ""
     base: str = "main"
@@ -193,16 +213,28 @@ Kernels registered: **{{ f.kernels | length }}** (base: {{ f.base_kernels | leng
 **{{ f.added | length }}** added, **{{ f.removed | length }}** removed, \
 **{{ f.changed | length }}** changed.
 
-### Check
-{% if f.sizes %}| Example | Size | This PR | `{{ f.base }}` | Delta |
+### Check: {{ "passed" if f.check_passed else "FAILED" }}
+{% if f.sizes %}
+| Example | Size | This PR | `{{ f.base }}` | Delta |
 |---|---|---:|---:|---:|
 {% for row in f.sizes %}| {{ row.example }} | {{ row.metric }} | {{ "{:,}".format(row.value) }} B \
 | {% if row.base is none %}n/a{% else %}{{ "{:,}".format(row.base) }} B{% endif %} \
 | {{ signed(row.delta) }} |
 {% endfor %}{% if not f.base_has_report %}
 `{{ f.base }}` has no `extras/check_report.json`, so there are no deltas.
-{% endif %}
-{% endif %}{{ f.check_markdown }}
+{% endif %}{% endif %}{% if f.runs %}
+#### Emulated run output
+{% for name, lines in f.runs %}
+**{{ name }}**
+```
+{{ lines | join("\n") }}
+```
+{% endfor %}{% endif %}
+<details><summary>Full check report</summary>
+
+{{ f.check_markdown }}
+
+</details>
 
 ### Left to do by hand
 - [ ] Flash a board (Arduino UNO Q) with each example and compare its serial output \
