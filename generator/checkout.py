@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import re
+import shutil
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -63,8 +64,8 @@ def _slug(url: str) -> str:
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """One run at a time per cached clone (a second run waits)."""
+def cache_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `<path>.lock` (a second holder waits)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -81,11 +82,18 @@ def _git_error(e: git.GitCommandError) -> str:
 def _open_clone(url: str, cache_dir: Path) -> git.Repo:
     path = cache_dir / "repos" / _slug(url)
     if (path / ".git").is_dir():
-        repo = git.Repo(path)
-        if repo.remotes.origin.url != url:
-            repo.remotes.origin.set_url(url)
-        return repo
-    repo = git.Repo.init(path, initial_branch="cache")
+        try:
+            repo = git.Repo(path)
+            if repo.remotes.origin.url != url:
+                repo.remotes.origin.set_url(url)
+            return repo
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError, AttributeError, ValueError):
+            # A damaged cached clone is only a cache: start it again.
+            shutil.rmtree(path)
+    try:
+        repo = git.Repo.init(path, initial_branch="cache")
+    except OSError as e:
+        raise FatalError(f"cannot create the cached clone {path}: {e.strerror or e}") from None
     repo.create_remote("origin", url)
     with repo.config_writer() as cfg:
         cfg.set_value('remote "origin"', "promisor", "true")
@@ -142,6 +150,11 @@ def resolve_and_fetch(repo: git.Repo, url: str, ref: str) -> str:
         FatalError: when the ref exists neither as a branch, a tag nor a commit.
     """
     candidates = [ref] if ref.startswith("refs/") else [f"refs/heads/{ref}", f"refs/tags/{ref}"]
+    if HEX_SHA.match(ref):
+        # A SHA the cache already has needs no remote at all (offline rebuilds).
+        found = _has_commit(repo, ref.lower())
+        if found and found.startswith(ref.lower()):
+            return found
     if not (FULL_SHA.match(ref) and _has_commit(repo, ref)):
         remote = _ls_remote(repo, url)
         for name in candidates:
@@ -197,7 +210,7 @@ def checkout(
         FatalError: unknown ref, unreachable URL, or a fetch that failed.
     """
     repo_path = cache_dir / "repos" / _slug(url)
-    with _locked(repo_path):
+    with cache_lock(repo_path):
         repo = _open_clone(url, cache_dir)
         sha = resolve_and_fetch(repo, url, ref)
         patterns = sorted({"/" + p.strip("/") for p in paths})

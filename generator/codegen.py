@@ -67,19 +67,45 @@ def torchgen_dir() -> Path:
     return Path(torchgen.__file__).resolve().parent
 
 
+#: Runs one codegen module after making sure both of its import names resolve to the
+#: checkout (an import hook of an installed executorch could otherwise win over the shim).
+_RUNNER = """\
+import os, runpy, sys
+root = os.path.realpath(os.environ["EXECUTORCH_ARDUINO_CHECKOUT"])
+import codegen, executorch.codegen
+for name, module in (("codegen", codegen), ("executorch.codegen", executorch.codegen)):
+    where = os.path.realpath(os.path.dirname(module.__file__))
+    if where != os.path.join(root, "codegen"):
+        sys.exit("%s resolves to %s, not to the checkout's codegen: an installed executorch "
+                 "takes precedence (an import hook?); run the generator in an environment "
+                 "without it" % (name, where))
+module = sys.argv[1]
+sys.argv = [module] + sys.argv[2:]
+runpy.run_module(module, run_name="__main__", alter_sys=True)
+"""
+
+
 def _run(args: list[str], root: Path, shim: Path, what: str) -> None:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(shim), *filter(None, [env.get("PYTHONPATH")])])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(shim), str(root), *filter(None, [env.get("PYTHONPATH")])]
+    )
     env["EXECUTORCH_ARDUINO_CHECKOUT"] = str(root)
+    module, rest = args[1], args[2:]  # args is ["-m", module, *arguments]
     proc = subprocess.run(
-        [sys.executable, *args], cwd=root, env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-c", _RUNNER, module, *rest],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
         raise FatalError(
             f"{what} failed in the ExecuTorch tree (exit {proc.returncode}):\n{tail}\n"
-            "This ref's codegen does not run with the installed torch; check the torch "
-            "version it expects"
+            "If torchgen is named above, this ref's codegen does not run with the installed "
+            "torch: check the torch version it expects"
         )
 
 

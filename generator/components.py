@@ -108,11 +108,15 @@ def pinned_revision(component: Component, executorch: Checkout) -> tuple[str, st
                 f"ExecuTorch at {executorch.sha[:12]} has no {file}, which pins "
                 f"{component.name}; this ref predates the Cortex-M backend (try a newer ref)"
             ) from None
-        match = re.search(rf"set\(\s*{re.escape(variable)}\s+\"?([0-9a-fA-F]{{40}})\"?", text)
+        # A commit SHA on recent refs; a tag (e.g. "v7.0.0") on older ones.
+        match = re.search(rf"set\(\s*{re.escape(variable)}\s+\"?([A-Za-z0-9._/-]+)\"?", text)
         if not match:
             raise FatalError(
-                f"{file} at {executorch.sha[:12]} does not set {variable} to a 40-hex commit; "
-                f"cannot tell which {component.name} revision to vendor"
+                f"{file} at {executorch.sha[:12]} does not set {variable}; cannot tell which "
+                f"{component.name} revision to vendor. This ref is not supported; pick a newer one"
             )
-        return component.url, match.group(1).lower()
+        revision = match.group(1)
+        return component.url, revision.lower() if re.fullmatch(
+            r"[0-9a-fA-F]{40}", revision
+        ) else revision
     raise FatalError(f"vendored/{component.key}.yaml: unknown pin kind {kind!r}")

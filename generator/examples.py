@@ -76,6 +76,8 @@ def parse_example_pte(items: Sequence[str]) -> dict[str, Path]:
         path = Path(file).expanduser()
         if not path.is_file():
             raise FatalError(f"--example-pte {name}={file}: no such file")
+        if name in result and result[name] != path.resolve():
+            raise FatalError(f"--example-pte gives two models for {name}; give one")
         result[name] = path.resolve()
     return result
 

@@ -170,6 +170,8 @@ def select_op_set(
         portable_names = {o.name for o in portable}
         roots = tuple(sorted(set(pte_ops) & portable_names))
         return OpSet(tuple(sorted(set(pte_ops))), "ops-from-pte", roots)
+    if ops is not None and not ops:
+        raise FatalError("--ops names no operator; give at least one, e.g. --ops aten::add.out")
     roots = tuple(ops) if ops is not None else DEFAULT_ROOT_OPS
     unknown = [o for o in roots if o not in known]
     if unknown:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import shutil
 import tempfile
 import time
@@ -17,14 +18,14 @@ from pathlib import Path
 from typing import Protocol
 
 from generator import PROJECT_ROOT
-from generator.checkout import checkout, default_cache_dir
+from generator.checkout import cache_lock, checkout, default_cache_dir
 from generator.codegen import run_codegen
 from generator.components import THIRD_PARTY, load_component, pinned_revision
 from generator.errors import FatalError
 from generator.examples import parse_example_pte, plan_examples, select_examples, write_examples
 from generator.flatc import find_flatc, generate_schema_headers, pinned_flatbuffers_version
-from generator.layout import CODEGEN_DIR
-from generator.models import TOOLS_DIR, ops_in_pte
+from generator.layout import CODEGEN_DIR, PIN_FILE, PROVENANCE_FILE
+from generator.models import TOOLS_DIR, check_library_models, ops_in_pte
 from generator.opset import available_op_sources, kernel_sources, select_op_set
 from generator.patches import PATCHES, TEMPLATE_PLATFORM, apply_patches
 from generator.render import render_metadata, write_pin
@@ -116,12 +117,77 @@ class QuietReporter:
         pass
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_stale(out: Path) -> None:
+    """Remove staging and old folders that a killed run left beside `out`."""
+    pattern = re.compile(rf"^\.{re.escape(out.name)}\.(?:staging|old)-(\d+)(?:-.*)?$")
+    for sibling in out.parent.glob(f".{out.name}.*"):
+        match = pattern.match(sibling.name)
+        if match and sibling.is_dir() and not _pid_alive(int(match.group(1))):
+            shutil.rmtree(sibling, ignore_errors=True)
+
+
+def is_generated_library(folder: Path) -> bool:
+    """True when `folder` looks like a library this tool generated (pin and provenance)."""
+    return (folder / PIN_FILE).is_file() and (folder / PROVENANCE_FILE).is_file()
+
+
+def check_destination(out: Path, cache: Path) -> Path:
+    """Validate `--out` before any work; returns it absolute.
+
+    Raises:
+        FatalError: `out` is a file, the file system root, a non-empty folder that is not a
+            library this tool generated (it would be replaced), or overlaps the cache.
+    """
+    out = out.expanduser().resolve()
+    if out == out.parent:
+        raise FatalError(f"--out {out} is the file system root; name a folder for the library")
+    if out.exists() and not out.is_dir():
+        raise FatalError(f"--out {out} is a file; name a folder for the library")
+    if out.is_dir() and any(out.iterdir()) and not is_generated_library(out):
+        raise FatalError(
+            f"--out {out} is a folder with other content; it would be replaced by the library. "
+            "Name a new or empty folder, or the folder of a library this tool generated"
+        )
+    if out == cache or out in cache.parents or cache in out.parents:
+        raise FatalError(
+            f"--out {out} and the cache {cache} overlap; replacing one would destroy the "
+            "other. Choose another --out or --cache-dir"
+        )
+    return out
+
+
+def check_cache_dir(cache: Path) -> Path:
+    """The cache folder, absolute and created.
+
+    Raises:
+        FatalError: when it is a file or cannot be created.
+    """
+    cache = cache.expanduser().resolve()
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise FatalError(
+            f"cannot use --cache-dir {cache}: {e.strerror or e}; choose a folder you can write"
+        ) from None
+    return cache
+
+
 def _staging_dir(out: Path) -> Path:
     """A fresh folder beside `out`, so the final move is a rename on one file system."""
-    parent = out.resolve().parent
     try:
-        parent.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=parent))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale(out)
+        return Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-{os.getpid()}-", dir=out.parent))
     except OSError as e:
         raise FatalError(
             f"cannot write next to --out {out}: {e.strerror or e}. Choose an --out in a "
@@ -131,10 +197,10 @@ def _staging_dir(out: Path) -> Path:
 
 def _move_into_place(staged: Path, out: Path) -> None:
     """Replace `out` by `staged`; the previous `out` survives until the new one is in place."""
-    out = out.resolve()
     old: Path | None = None
     if out.exists():
         old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        shutil.rmtree(old, ignore_errors=True)
         os.replace(out, old)
     try:
         os.replace(staged, out)
@@ -164,24 +230,37 @@ def build_library(
     """
     rep = reporter or QuietReporter()
     started = time.monotonic()
-    cache = options.cache_dir or default_cache_dir()
     if options.library_version is not None:
         check_explicit_version(options.library_version)
     examples = select_examples(options.examples)
     overrides = parse_example_pte([f"{n}={p}" for n, p in options.example_pte])
-    staging = _staging_dir(out)
-    try:
-        library = staging / out.name
-        library.mkdir()
-        result = _build_into(options, library, cache, examples, overrides, rep)
-        result.files, result.bytes = _tree_stats(library)
-        with rep.step("move into place"):
-            _move_into_place(library, out)
-        result.out = out
-        result.seconds = time.monotonic() - started
-        return result
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    unused = sorted(set(overrides) - set(examples))
+    if unused:
+        raise FatalError(
+            f"--example-pte gives a model for {', '.join(unused)}, which --examples leaves out; "
+            "drop it or add the example"
+        )
+    for pte in options.ops_from_pte:
+        if not pte.is_file():
+            raise FatalError(f"--ops-from-pte {pte}: no such file")
+    cache = check_cache_dir(options.cache_dir or default_cache_dir())
+    out = check_destination(out, cache)
+    # One build at a time per cache: the cached work trees are shared, and another run
+    # switching them to another commit mid-build would mix two commits in one library.
+    with cache_lock(cache / "build"):
+        staging = _staging_dir(out)
+        try:
+            library = staging / out.name
+            library.mkdir()
+            result = _build_into(options, library, cache, examples, overrides, rep)
+            result.files, result.bytes = _tree_stats(library)
+            with rep.step("move into place"):
+                _move_into_place(library, out)
+            result.out = out
+            result.seconds = time.monotonic() - started
+            return result
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def _build_into(
@@ -208,7 +287,7 @@ def _build_into(
         if not (root / "backends" / "cortex_m").is_dir():
             raise FatalError(
                 f"ExecuTorch at {co.sha[:12]} has no backends/cortex_m; the Arduino library needs "
-                "the Cortex-M backend (ExecuTorch v1.4.0 or newer)"
+                "the Cortex-M backend, which this ref predates: pick a newer ref"
             )
         plans = plan_examples(root, examples, overrides)
 
@@ -296,6 +375,21 @@ def _build_into(
         for tool in sorted(TOOLS_DIR.glob("*.py")):
             shutil.copyfile(tool, tools / tool.name)
 
+    with rep.step("check the example models against the kernels"):
+        # A library whose examples cannot run on its own kernels must not be written.
+        models = check_library_models(library)
+        if not models.passed:
+            problems = [f"  {r.name}: {p.message}" for r in models.results for p in r.problems] + [
+                f"  {r.name}: {r.error}" for r in models.results if r.error
+            ]
+            raise FatalError(
+                "the example models do not run on this library's kernels:\n"
+                + "\n".join(problems)
+                + "\nWiden the op set (--ops, --all-ops, --ops-from-pte), leave the example out "
+                "(--examples), or give a model exported with this ExecuTorch commit "
+                "(--example-pte NAME=FILE)"
+            )
+
     op_files = sorted(set(sources.values()))
     portable_sources = [s for s in op_files if s.startswith("kernels/")]
     with rep.step("render metadata"):
@@ -363,6 +457,8 @@ def _torch_version() -> str:
 
 def _regenerate_args(options: BuildOptions, version: str) -> str:
     args = [f"--library-version {version}"]
+    if options.executorch_repo != DEFAULT_EXECUTORCH_REPO:
+        args.append(f"--executorch-repo {options.executorch_repo}")
     if options.all_ops:
         args.append("--all-ops")
     elif options.ops is not None:

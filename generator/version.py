@@ -22,7 +22,7 @@ from packaging.version import InvalidVersion, Version
 
 from generator.errors import FatalError
 
-STRICT_VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
+STRICT_VERSION = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)")
 _PRE_NAMES = {"a": "alpha", "b": "beta", "rc": "rc"}
 
 
@@ -34,7 +34,7 @@ def check_explicit_version(version: str) -> str:
     Raises:
         FatalError: if it is not strict `X.Y.Z`.
     """
-    if not STRICT_VERSION.match(version):
+    if not STRICT_VERSION.fullmatch(version):
         raise FatalError(
             f"--library-version {version!r} is not a version the Library Manager accepts here: "
             "give three numbers X.Y.Z without a 'v' prefix or leading zeros, e.g. 1.5.1"

@@ -268,11 +268,33 @@ def test_unknown_op_lists_close_matches(tmp_path: Path, upstream: Upstream) -> N
 
 
 def test_ops_replace_the_root_ops(tmp_path: Path, upstream: Upstream) -> None:
-    result = build(tmp_path, ops=("aten::acos.out",))
-    assert result.op_set == sorted({"aten::acos.out"} | FIXTURE_CORTEX_M_OPS)
+    result = build(tmp_path, ops=("aten::acos.out", "aten::add.out"))
+    assert result.op_set == sorted({"aten::acos.out", "aten::add.out"} | FIXTURE_CORTEX_M_OPS)
     ops_dir = result.out / "src/executorch/kernels/portable/cpu"
-    assert sorted(p.name for p in ops_dir.glob("op_*.cpp")) == ["op_acos.cpp"]
+    assert sorted(p.name for p in ops_dir.glob("op_*.cpp")) == ["op_acos.cpp", "op_add.cpp"]
     assert (ops_dir / "util/unused_util.cpp").is_file()  # what acos needs comes along
+
+
+def test_examples_that_cannot_run_on_the_op_set_are_refused(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    with pytest.raises(FatalError) as info:
+        build(tmp_path, ops=("aten::mul.out",))
+    message = str(info.value)
+    assert "AddModel: " in message and "aten::add.out" in message
+    assert "OperatorMissing" in message and "--examples" in message
+    assert not (tmp_path / "out" / "ExecuTorch").exists()
+
+
+def test_empty_ops_is_refused(tmp_path: Path, upstream: Upstream) -> None:
+    with pytest.raises(FatalError, match="--ops names no operator"):
+        build(tmp_path, ops=())
+
+
+def test_example_pte_that_is_not_a_model_is_refused(tmp_path: Path, upstream: Upstream) -> None:
+    (tmp_path / "notpte.txt").write_text("hello\n")
+    with pytest.raises(FatalError, match="AddModel: "):
+        build(tmp_path, example_pte=(("AddModel", tmp_path / "notpte.txt"),))
 
 
 def test_all_ops(tmp_path: Path, upstream: Upstream) -> None:
@@ -307,6 +329,8 @@ def test_mismatched_flatc_is_refused(
 def test_malformed_library_version(tmp_path: Path, upstream: Upstream) -> None:
     with pytest.raises(FatalError, match="X.Y.Z"):
         build(tmp_path, library_version="v1.0")
+    with pytest.raises(FatalError, match="X.Y.Z"):
+        build(tmp_path, library_version="1.2.3\n")
     assert not (tmp_path / "cache").exists()  # refused before any work
 
 
@@ -324,6 +348,44 @@ def test_unwritable_out(tmp_path: Path, upstream: Upstream) -> None:
     (tmp_path / "afile").write_text("not a folder")
     with pytest.raises(FatalError, match="cannot write next to --out"):
         build(tmp_path, "afile/ExecuTorch")
+    with pytest.raises(FatalError, match="is a file"):
+        build(tmp_path, "afile")
+    assert (tmp_path / "afile").read_text() == "not a folder"
+
+
+def test_out_with_other_content_is_not_replaced(tmp_path: Path, upstream: Upstream) -> None:
+    (tmp_path / "libraries" / "Servo").mkdir(parents=True)
+    with pytest.raises(FatalError, match="folder with other content"):
+        build(tmp_path, "libraries")
+    assert (tmp_path / "libraries" / "Servo").is_dir()
+    with pytest.raises(FatalError, match="overlap"):
+        build(tmp_path, "cache/ExecuTorch")
+    with pytest.raises(FatalError, match="file system root"):
+        build(tmp_path, "/")
+
+
+def test_stale_staging_of_a_killed_run_is_removed(tmp_path: Path, upstream: Upstream) -> None:
+    stale = tmp_path / "out" / ".ExecuTorch.staging-999999999-abc"
+    stale.mkdir(parents=True)
+    build(tmp_path)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["ExecuTorch"]
+
+
+def test_damaged_cached_clone_is_recloned(tmp_path: Path, upstream: Upstream) -> None:
+    build(tmp_path)
+    for head in (tmp_path / "cache" / "repos").glob("*/.git/HEAD"):
+        head.unlink()
+    assert build(tmp_path, "again/ExecuTorch").sha == upstream.shas["executorch"]
+
+
+def test_relative_cache_dir(
+    tmp_path: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    result = build_library(BuildOptions(cache_dir=Path("../rel-cache")), Path("lib/ExecuTorch"))
+    assert result.out == tmp_path / "cwd" / "lib" / "ExecuTorch"
+    assert (tmp_path / "rel-cache" / "repos").is_dir()
 
 
 def test_cli_build_and_error_exit(
@@ -440,3 +502,13 @@ def test_platform_patch_needs_upstream_layers(tmp_path: Path, upstream: Upstream
     upstream.commit_executorch({}, "platform layers moved", remove=("runtime/platform/default",))
     with pytest.raises(FatalError, match="platform-layer no longer applies"):
         build(tmp_path)
+
+
+def test_codegen_runs_from_the_checkout_with_safe_path(
+    tmp_path: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PYTHONSAFEPATH keeps the working directory off sys.path; the checkout must still be used.
+    monkeypatch.setenv("PYTHONSAFEPATH", "1")
+    result = build(tmp_path)
+    registration = result.out / "src/executorch/codegen/RegisterCodegenUnboxedKernelsEverything.cpp"
+    assert "// codegen: fixture checkout codegen" in registration.read_text()

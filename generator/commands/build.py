@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from generator.examples import parse_example_pte
 from generator.pipeline import BuildOptions, BuildResult, build_library
 from generator.ui import ConsoleReporter
 
@@ -22,10 +23,7 @@ def options_from_args(args: argparse.Namespace) -> BuildOptions:
         all_ops=args.all_ops,
         ops_from_pte=tuple(Path(p) for p in args.ops_from_pte or ()),
         examples=tuple(args.examples) if args.examples is not None else None,
-        example_pte=tuple(
-            (name, Path(file))
-            for name, _, file in (item.partition("=") for item in args.example_pte or ())
-        ),
+        example_pte=tuple(parse_example_pte(args.example_pte or ()).items()),
         cache_dir=args.cache_dir,
     )
 
@@ -37,7 +35,7 @@ def summary_table(result: BuildResult) -> Table:
         ("library", str(result.out)),
         ("ref", f"{result.ref} -> {result.sha}"),
         ("version", f"{result.library_version} (upstream {result.upstream_version})"),
-        ("op set", f"{len(result.op_set)} operators"),
+        ("op set", f"{len(result.op_set)} operator{'s' if len(result.op_set) != 1 else ''}"),
         ("kernels registered", str(result.kernel_count)),
         ("op sources", f"{result.op_sources} of {result.op_sources_available} portable"),
         ("written", f"{result.files} files, {result.bytes:,} bytes"),
