@@ -4,38 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 
-from generator.errors import FatalError
-from generator.pipeline import BuildOptions
+from generator.commands.build import options_from_args
 from generator.sync import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME, SyncOptions, run_sync
 from generator.sync.git import Identity
 from generator.sync.github import DEFAULT_API_URL
-
-
-def build_options(args: argparse.Namespace) -> BuildOptions:
-    """The build options of a parsed command line (`generator.main.add_build_options`).
-
-    Raises:
-        FatalError: an `--example-pte` item that is not NAME=FILE.
-    """
-    example_pte: list[tuple[str, Path]] = []
-    for item in args.example_pte or []:
-        name, sep, file = item.partition("=")
-        if not sep or not name or not file:
-            raise FatalError(f"--example-pte {item!r} is not NAME=FILE, e.g. AddModel=add.pte")
-        example_pte.append((name, Path(file)))
-    return BuildOptions(
-        executorch_ref=args.executorch_ref,
-        executorch_repo=args.executorch_repo,
-        library_version=args.library_version,
-        ops=tuple(args.ops) if args.ops else None,
-        all_ops=bool(args.all_ops),
-        ops_from_pte=tuple(Path(p) for p in args.ops_from_pte or ()),
-        examples=tuple(args.examples) if args.examples else None,
-        example_pte=tuple(example_pte),
-        cache_dir=args.cache_dir,
-    )
 
 
 def sync(args: argparse.Namespace) -> int:
@@ -46,7 +19,7 @@ def sync(args: argparse.Namespace) -> int:
         finished; failures raise FatalError (exit 1).
     """
     options = SyncOptions(
-        build=build_options(args),
+        build=options_from_args(args),
         repo=args.repo,
         remote=args.remote,
         base=args.base,

@@ -279,6 +279,10 @@ def _sync_in(
     say("checking the regenerated library")
     report = check(built.out, options)
     report_dict = report.to_dict()
+    # The library's own report names it relative to itself, not by the temporary build path.
+    for part in (report_dict, report_dict.get("model_check")):
+        if isinstance(part, dict) and "library" in part:
+            part["library"] = "."
     report_path = worktree / CHECK_REPORT_FILE
     report_path.parent.mkdir(parents=True, exist_ok=True)
     report_path.write_text(json.dumps(report_dict, indent=2, sort_keys=True) + "\n")
