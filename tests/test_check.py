@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from generator.boards import UNO_Q
-from generator.check import run_check
+from generator.check import CheckReport, ExampleReport, run_check
 from generator.check.arena import arena_stage
 from generator.check.compile import compile_example, overflows, plan_build
 from generator.check.expected import Expected, ValueCheck, read_expected
@@ -570,3 +570,436 @@ def test_arena_stage_reads_etmodel_messages() -> None:
     assert stage.status is Status.FAIL
     assert "printed no 'Arena: used N of M bytes' line" in stage.summary
     assert arena_stage(None, expected)[0].status is Status.SKIP
+
+
+# ---- review findings (issue 3): bounded output, nothing-checked, cache, yaml, errors ----
+
+
+def _run_one(
+    tmp_path: Path, cache_dir: Path, sketch: str, expected: str
+) -> tuple[CheckReport, ExampleReport]:
+    """Check a Tiny library with one example `T` (the sketch and its expected.yaml)."""
+    name = "T"
+    lib = write_library(tmp_path / "Tiny", {name: (sketch, expected)})
+    report = run_check(lib, compiler="gcc-arm", cache_dir=cache_dir)
+    return report, report.examples[0]
+
+
+def test_endless_output_is_capped_and_fails_the_run(tmp_path: Path, cache_dir: Path) -> None:
+    sketch = textwrap.dedent(
+        """\
+        void setup() { Serial.println("=== Flood ==="); }
+        void loop() { Serial.print("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"); }
+        """
+    )
+    report, example = _run_one(
+        tmp_path, cache_dir, sketch, 'must_print: ["=== DONE ==="]\ntimeout_seconds: 120\n'
+    )
+    for stage_name, run in zip(("run", "sanitize"), example.runs, strict=True):
+        stage = example.stage(stage_name)
+        assert stage is not None and stage.status is Status.FAIL
+        assert "printed more than 1 MiB of output" in stage.summary
+        assert run.overflowed and not run.timed_out and run.exit_code is None
+        assert run.lines[0] == "=== Flood ==="
+        # The endless line is kept cut, once: nothing near the 1 MiB it printed.
+        assert run.lines[-1].endswith("[line cut at 500 characters]")
+        assert len(run.lines[-1]) == 500 + len(" [line cut at 500 characters]")
+        assert sum(len(line) for line in run.lines) < 2_000
+    assert len(report.to_markdown()) < 20_000
+    assert len(json.dumps(report.to_dict())) < 20_000
+
+
+def test_long_lines_are_cut_and_the_json_keeps_the_last_200(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    sketch = textwrap.dedent(
+        """\
+        void setup() {
+          for (int i = 0; i < 300; ++i) { Serial.print("line "); Serial.println(i); }
+          for (int i = 0; i < 2000; ++i) Serial.print('y');
+          Serial.println();
+          Serial.println("=== DONE ===");
+        }
+        void loop() { delay(100); }
+        """
+    )
+    report, example = _run_one(tmp_path, cache_dir, sketch, 'must_print: ["line 299"]\n')
+    assert report.passed, report.to_markdown()
+    emulated = example.runs[0]
+    assert emulated.lines[300] == "y" * 500 + " [line cut at 500 characters]"
+    last = report.to_dict()["examples"][0]["runs"][0]["last_lines"]
+    assert len(last) == 200 and last[0] == "line 102" and last[-1] == "=== DONE ==="
+
+
+def test_a_library_without_examples_fails(tmp_path: Path, cache_dir: Path) -> None:
+    lib = write_library(tmp_path / "Tiny", {})
+    (lib / "examples").mkdir()
+    with pytest.raises(FatalError, match="holds no example: nothing would be checked"):
+        run_check(lib, compiler="gcc-arm", cache_dir=cache_dir)
+
+
+def test_an_example_without_its_ino_fails(tmp_path: Path, cache_dir: Path) -> None:
+    lib = write_library(tmp_path / "Tiny", {"Hello": (HELLO_SKETCH, HELLO_EXPECTED)})
+    other = lib / "examples" / "AddModel"
+    other.mkdir()
+    (other / "Other.ino").write_text(HELLO_SKETCH)
+    (other / "expected.yaml").write_text(HELLO_EXPECTED)
+    report = run_check(lib, compiler="gcc-arm", cache_dir=cache_dir, run=False)
+    assert not report.passed
+    assert [e.name for e in report.examples] == ["Hello"]
+    assert report.examples[0].passed
+    assert report.errors[0].startswith("examples/AddModel has no AddModel.ino (it holds Other.ino)")
+    assert "AddModel has no AddModel.ino" in report.to_markdown()
+    # Asked for by name, it fails the same way.
+    only = run_check(lib, examples=["AddModel"], compiler="gcc-arm", cache_dir=cache_dir)
+    assert not only.passed and only.examples == []
+
+
+def test_a_sketch_using_a_model_without_model_h_fails_the_model_check(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    sketch = textwrap.dedent(
+        """\
+        #include "add_model.h"
+        void setup() { Serial.println((int)sizeof(model_pte)); Serial.println("=== DONE ==="); }
+        void loop() {}
+        """
+    )
+    lib = write_library(tmp_path / "Tiny", {"Net": (sketch, 'must_print: ["4"]\n')})
+    (lib / "examples/Net/add_model.h").write_text("const unsigned char model_pte[4] = {1};\n")
+    report = run_check(lib, compiler="gcc-arm", cache_dir=cache_dir)
+    assert report.examples[0].passed  # it builds and runs: only the model is unchecked
+    assert not report.passed
+    assert report.errors == [
+        "model check: examples/Net has no model.h, so its model cannot be checked (the "
+        "sketch uses `model_pte`, or it is a standard example); the generated header must "
+        "be named model.h"
+    ]
+
+
+def test_a_relative_cache_dir_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lib = write_library(tmp_path / "Tiny", {"Hello": (HELLO_SKETCH, HELLO_EXPECTED)})
+    monkeypatch.chdir(tmp_path)
+    argv = ["check", "Tiny", "--compiler", "gcc-arm", "--cache-dir", "rel-cache", "--no-run"]
+    assert main(argv) == 0, capsys.readouterr().out
+    assert len(list((tmp_path / "rel-cache/objects/o").rglob("*.o"))) == 8
+    assert lib.is_dir()
+
+
+SHADOW_SKETCH = textwrap.dedent(
+    """\
+    #include "shadow.h"
+    void setup() { Serial.print("shadow "); Serial.println(SHADOW); }
+    void loop() {}
+    """
+)
+
+
+def test_a_new_header_that_shadows_another_recompiles(tmp_path: Path) -> None:
+    lib = write_library(tmp_path / "Tiny", {"Shadow": (SHADOW_SKETCH, HELLO_EXPECTED)})
+    (lib / "src/shadow.h").write_text("#define SHADOW 1\n")
+    cache_root = tmp_path / "cache"
+    plan = plan_build(lib, "Shadow")
+    first = ObjectCache(cache_root)
+    assert compile_example(GCC_ARM, plan, tmp_path / "b1", first).build.ok
+    assert first.stats.misses == 8
+
+    # Found first on the sketch's include path (examples/Shadow before src): a new object.
+    (lib / "examples/Shadow/shadow.h").write_text("#define SHADOW 2\n")
+    second = ObjectCache(cache_root)
+    built = compile_example(HOST, plan, tmp_path / "h", second)
+    assert built.build.binary is not None
+    from generator.check.run import run_host
+
+    assert "shadow 2" in run_host(built.build.binary, 30).lines
+    third = ObjectCache(cache_root)
+    assert compile_example(GCC_ARM, plan, tmp_path / "b3", third).build.ok
+    # Only the sketch has examples/Shadow on its include path; the library's objects stay.
+    assert (third.stats.hits, third.stats.misses) == (7, 1)
+
+
+def test_a_corrupt_cached_object_is_compiled_again(tmp_path: Path) -> None:
+    lib = write_library(tmp_path / "Tiny", {"Hello": (HELLO_SKETCH, HELLO_EXPECTED)})
+    cache_root = tmp_path / "cache"
+    plan = plan_build(lib, "Hello")
+    assert compile_example(GCC_ARM, plan, tmp_path / "b1", ObjectCache(cache_root)).build.ok
+    objects = sorted((cache_root / "o").rglob("*.o"))
+    assert len(objects) == 8
+    objects[0].write_bytes(b"")  # truncated to nothing
+    objects[1].write_bytes(b"garbage, not an object")
+    again = ObjectCache(cache_root)
+    assert compile_example(GCC_ARM, plan, tmp_path / "b2", again).build.ok
+    assert (again.stats.hits, again.stats.misses) == (6, 2)
+    assert objects[0].read_bytes()[:4] == objects[1].read_bytes()[:4] == b"\x7fELF"
+
+
+def test_a_fault_right_after_done_fails_with_its_reason(tmp_path: Path, cache_dir: Path) -> None:
+    sketch = textwrap.dedent(
+        """\
+        void setup() {
+          Serial.println("=== DONE ===");
+          volatile int* volatile p = nullptr;
+          *p = 1;
+        }
+        void loop() {}
+        """
+    )
+    _, example = _run_one(tmp_path, cache_dir, sketch, 'must_print: ["=== DONE ==="]\n')
+    run = example.stage("run")
+    assert run is not None and run.status is Status.FAIL
+    assert run.summary.startswith("emulated Cortex-M33 (QEMU mps2-an505): crashed: MemManage")
+    assert example.runs[0].exit_code == 3
+    sanitize = example.stage("sanitize")
+    assert sanitize is not None and sanitize.status is Status.FAIL
+    assert "AddressSanitizer" in sanitize.summary
+
+
+def test_a_banned_line_right_after_done_fails(tmp_path: Path, cache_dir: Path) -> None:
+    sketch = textwrap.dedent(
+        """\
+        void setup() { Serial.println("=== DONE ==="); delay(200); Serial.println("ERROR: late"); }
+        void loop() { delay(100); }
+        """
+    )
+    expected = 'must_print: ["=== DONE ==="]\nmust_not_print: ["ERROR:"]\n'
+    _, example = _run_one(tmp_path, cache_dir, sketch, expected)
+    for name in ("run", "sanitize"):
+        stage = example.stage(name)
+        assert stage is not None and stage.status is Status.FAIL
+        assert "printed 'ERROR:': 'ERROR: late'" in stage.summary
+
+
+def test_stars_are_not_a_crash_and_exit_0_is_not_either(tmp_path: Path, cache_dir: Path) -> None:
+    sketch = textwrap.dedent(
+        """\
+        void setup() {
+          Serial.println("*** Banner ***");
+          Serial.println("=== DONE ===");
+          exit(0);
+        }
+        void loop() {}
+        """
+    )
+    report, example = _run_one(tmp_path, cache_dir, sketch, 'must_print: ["*** Banner ***"]\n')
+    assert report.passed, report.to_markdown()
+    assert example.runs[0].exit_code == 0
+
+    early = sketch.replace('  Serial.println("=== DONE ===");\n', "")
+    _, example = _run_one(tmp_path / "early", cache_dir, early, 'must_print: ["*** Banner ***"]\n')
+    run = example.stage("run")
+    assert run is not None and run.status is Status.FAIL
+    assert run.summary.endswith("ended before printing '=== DONE ==='")
+
+    failing = sketch.replace("exit(0)", "exit(7)").replace(
+        '  Serial.println("=== DONE ===");\n', ""
+    )
+    _, example = _run_one(tmp_path / "seven", cache_dir, failing, 'must_print: ["=== DONE ==="]\n')
+    run = example.stage("run")
+    assert run is not None and run.summary.endswith("the sketch called exit(7)")
+    sanitize = example.stage("sanitize")
+    assert sanitize is not None and sanitize.summary.endswith("exited with code 7")
+
+
+def test_hidden_and_vcs_folders_are_not_compiled(tmp_path: Path, cache_dir: Path) -> None:
+    lib = write_library(tmp_path / "Tiny", {"Hello": (HELLO_SKETCH, HELLO_EXPECTED)})
+    broken = "#error this file is not part of the build\n"
+    for rel in (
+        "src/.hidden.c",
+        "src/.cache/x.cpp",
+        "src/CVS/y.c",
+        "src/.git/z.cpp",
+        "src/util/.svn/w.c",
+        "examples/Hello/.backup.cpp",
+        "examples/Hello/.Hello.ino",
+        "examples/Hello/src/.git/v.cpp",
+    ):
+        (lib / rel).parent.mkdir(parents=True, exist_ok=True)
+        (lib / rel).write_text(broken)
+    (lib / "examples/.git").mkdir()
+    plan = plan_build(lib, "Hello")
+    assert [p.as_posix() for p in plan.library_sources] == ["src/Tiny.cpp", "src/calc.c"]
+    assert plan.sketch_sources == ()
+    assert [p.as_posix() for p in plan.ino_files] == ["examples/Hello/Hello.ino"]
+    report = run_check(lib, compiler="gcc-arm", cache_dir=cache_dir, run=False)
+    assert report.passed, report.to_markdown()
+    assert [e.name for e in report.examples] == ["Hello"]
+
+
+def test_program_output_cannot_close_the_report_code_block() -> None:
+    from generator.check.report import code_fence
+
+    out = RunOutput("emulated", ["```", "# Injected heading", "`````x"], done=True)
+    stage = judge_run(out, Expected(("missing",)), "run")
+    example = ExampleReport("Hello", stages=[stage])
+    markdown = CheckReport(Path("/lib"), "gcc-arm", "UNO Q", examples=[example]).to_markdown()
+    assert code_fence(stage.details) == "``````"
+    block = markdown.split("  ``````\n")
+    assert len(block) == 3  # opened and closed once, by the six-backtick fence
+    assert "  # Injected heading\n" in block[1] and "  ```\n" in block[1]
+    assert code_fence("no ticks") == "```"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("must_print: [a]\ntimeout_seconds: .nan\n", "`timeout_seconds` must be a finite number"),
+        ("must_print: [a]\ntimeout_seconds: .inf\n", "`timeout_seconds` must be a finite number"),
+        ("must_print: [a]\ntimeout_seconds: true\n", "`timeout_seconds` must be a finite number"),
+        ("must_print: [a]\ntimeout_seconds: '5'\n", "`timeout_seconds` must be a finite number"),
+        ("must_print: [a]\ntimeout_seconds: 0\n", "`timeout_seconds` must be a positive"),
+        ("must_print: [a]\narena: 'no'\n", "`arena` must be true or false, not 'no'"),
+        ("must_print: [a]\narena: 1\n", "`arena` must be true or false, not 1"),
+        ("must_print: [a]\nvalues: 5\n", "`values` must be a list of mappings"),
+        ("must_print: [a]\nvalues: [5]\n", "`values` must be a list of mappings"),
+        ("must_print: [a]\nvalues: [{line_regex: x}]\n", "`values[0]` needs line_regex and"),
+        (
+            "must_print: [a]\nvalues: [{line_regex: '(', equals: 1}]\n",
+            "`values[0].line_regex` is not a valid regex",
+        ),
+        (
+            "must_print: [a]\nvalues: [{line_regex: x, equals: .nan}]\n",
+            "`values[0].equals` must be a finite number",
+        ),
+        (
+            "must_print: [a]\nvalues: [{line_regex: x, equals: '8.95'}]\n",
+            "`values[0].equals` must be a finite number, not '8.95'",
+        ),
+        (
+            "must_print: [a]\nvalues: [{line_regex: x, equals: false}]\n",
+            "`values[0].equals` must be a finite number",
+        ),
+        (
+            "must_print: [a]\nvalues: [{line_regex: x, equals: 1, tolerance: -0.1}]\n",
+            "`values[0].tolerance` must be >= 0",
+        ),
+        (
+            "must_print: [a]\nvalues: [{line_regex: x, equals: 1, tolerance: .inf}]\n",
+            "`values[0].tolerance` must be a finite number",
+        ),
+        ("must_not_print: [x]\n", "`must_print` must be a list of strings"),
+        ("must_print: []\n", "`must_print` must list at least one line"),
+        ("{}\n", "`must_print` must be a list of strings"),
+    ],
+)
+def test_expected_yaml_rejects_bad_values(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "expected.yaml").write_text(text)
+    with pytest.raises(FatalError) as exc:
+        read_expected(tmp_path)
+    assert str(exc.value).startswith(f"{tmp_path / 'expected.yaml'}: ")
+    assert message in str(exc.value)
+
+
+def test_expected_yaml_that_is_not_utf8(tmp_path: Path) -> None:
+    (tmp_path / "expected.yaml").write_bytes("must_print: ['caf\xe9']\n".encode("latin-1"))
+    with pytest.raises(FatalError, match="expected.yaml is not UTF-8 text"):
+        read_expected(tmp_path)
+
+
+def test_a_nan_value_never_passes() -> None:
+    expected = Expected(("=== DONE ===",), values=(ValueCheck(r"^x=(\S+)$", 1.0, 1e9),))
+    nan = RunOutput("emulated", ["x=nan", "=== DONE ==="], done=True)
+    result = judge_run(nan, expected, "run")
+    assert result.status is Status.FAIL
+    assert result.summary.endswith("value nan (line '^x=(\\\\S+)$') is not 1.0 ± 1000000000.0")
+
+
+def _cli_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Traceback" not in err
+    return err
+
+
+def test_cli_errors_instead_of_tracebacks(
+    tmp_path: Path,
+    cache_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    lib = write_library(tmp_path / "Tiny", {"Hello": (HELLO_SKETCH, HELLO_EXPECTED)})
+    common = ["check", str(lib), "--compiler", "gcc-arm", "--no-run"]
+    cached = [*common, "--cache-dir", str(cache_dir)]
+
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    assert "is a folder; pass a file name" in _cli_error([*cached, "--json", str(folder)], capsys)
+    assert "cannot write it" in _cli_error([*cached, "--json", "/proc/self/check.json"], capsys)
+    assert list(folder.iterdir()) == []
+
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    err = _cli_error([*common, "--cache-dir", str(a_file)], capsys)
+    assert f"--cache-dir {a_file} is a file" in err
+
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(folder))
+    err = _cli_error(cached, capsys)
+    assert f"GITHUB_STEP_SUMMARY={folder}: cannot append the report" in err
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY")
+
+    (lib / "examples/Hello/expected.yaml").write_text("must_print: [a]\nvalues: 5\n")
+    assert "`values` must be a list of mappings" in _cli_error(cached, capsys)
+    (lib / "examples/Hello/expected.yaml").write_bytes(b"must_print: ['\xff']\n")
+    assert "expected.yaml is not UTF-8 text" in _cli_error(cached, capsys)
+    (lib / "examples/Hello/expected.yaml").write_text(HELLO_EXPECTED)
+    (lib / "examples/Hello/Hello.ino").write_bytes(
+        HELLO_SKETCH.replace("=== Hello ===", "=== H\xe9llo ===").encode("latin-1")
+    )
+    assert "Hello.ino is not UTF-8 text" in _cli_error(cached, capsys)
+
+
+def _qemu_children(pid: int) -> list[int]:
+    """Pids of qemu-system-arm processes whose parent is `pid` (from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        ppid = int(text[text.rindex(")") + 2 :].split()[1])
+        if ppid == pid and name.startswith("qemu-system-arm"):
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_sigterm_stops_the_check_and_its_qemu(tmp_path: Path, cache_dir: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    sketch = 'void setup() { Serial.println("=== Wait ==="); }\nvoid loop() { delay(10); }\n'
+    lib = write_library(tmp_path / "Tiny", {"Wait": (sketch, 'must_print: ["x"]\n')})
+    argv = [sys.executable, "-m", "generator", "check", str(lib), "--compiler", "gcc-arm"]
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen(
+        [*argv, "--cache-dir", str(cache_dir)],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        qemu: list[int] = []
+        for _ in range(1200):  # the compile comes first; QEMU then waits 60 s for DONE
+            qemu = _qemu_children(proc.pid)
+            if qemu or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert qemu, "qemu-system-arm never started"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert err.strip().splitlines()[-1] == "error: stopped by SIGTERM"
+    assert "Traceback" not in err
+    for pid in qemu:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from generator.boards import UNO_Q, Board
 from generator.check.arena import arena_stage
-from generator.check.compile import CompileResult, compile_example, plan_build
+from generator.check.compile import VCS_FOLDERS, CompileResult, compile_example, plan_build
 from generator.check.expected import read_expected
 from generator.check.objcache import ObjectCache, default_cache_dir
 from generator.check.report import CheckReport, ExampleReport
@@ -43,30 +43,92 @@ MODEL_HEADER = "model.h"
 __all__ = ["CheckReport", "ExampleReport", "library_examples", "run_check"]
 
 
+#: The array a generated model header defines; a sketch naming it carries a model.
+MODEL_ARRAY = "model_pte"
+#: Files of a sketch folder searched for `MODEL_ARRAY`.
+_SKETCH_TEXT = (".ino", ".h", ".hpp", ".c", ".cpp")
+
+
 def library_examples(library: Path) -> list[str]:
-    """Examples of the library at `library`: the standard ones first, in their order.
+    """Example folders of the library at `library`: the standard ones first, in their order.
+
+    Every folder of `examples/` counts (hidden ones and version-control folders do not),
+    whether or not it holds its `<Name>.ino`; `missing_sketches` names those that do not.
 
     Raises:
-        FatalError: the library has no examples/ folder.
+        FatalError: the library has no examples/ folder, or no example in it.
     """
     folder = library / "examples"
     if not folder.is_dir():
         raise FatalError(f"{library} has no examples/ folder: is it a generated library?")
-    present = sorted(p.name for p in folder.iterdir() if (p / f"{p.name}.ino").is_file())
+    present = sorted(
+        p.name
+        for p in folder.iterdir()
+        if p.is_dir() and not p.name.startswith(".") and p.name not in VCS_FOLDERS
+    )
+    if not present:
+        raise FatalError(
+            f"{folder} holds no example: nothing would be checked; add examples/<Name>/"
+            "<Name>.ino (or regenerate the library)"
+        )
     return [e for e in EXAMPLES if e in present] + [e for e in present if e not in EXAMPLES]
+
+
+def missing_sketches(library: Path, examples: Sequence[str]) -> list[str]:
+    """One message per example of `examples` whose folder lacks `<Name>/<Name>.ino`."""
+    problems = []
+    for name in examples:
+        folder = library / "examples" / name
+        if not (folder / f"{name}.ino").is_file():
+            inos = sorted(p.name for p in folder.glob("*.ino"))
+            found = f" (it holds {', '.join(inos)})" if inos else ""
+            problems.append(
+                f"examples/{name} has no {name}.ino{found}: the Arduino IDE and arduino-cli "
+                "open a sketch by its folder's name; rename the main .ino to it"
+            )
+    return problems
+
+
+def _needs_model(folder: Path) -> bool:
+    """True for a standard example, or a sketch whose files name `MODEL_ARRAY`."""
+    if folder.name in EXAMPLES:
+        return True
+    return any(
+        path.suffix in _SKETCH_TEXT
+        and path.is_file()
+        and not path.name.startswith(".")
+        and MODEL_ARRAY.encode() in path.read_bytes()
+        for path in folder.iterdir()
+    )
 
 
 def _model_check(
     library: Path, examples: Sequence[str]
-) -> tuple[ModelCheckReport | None, str | None]:
-    """Stage 1 over the examples that carry a model (`model.h`); (None, None) if none do."""
-    examples = [n for n in examples if (library / "examples" / n / MODEL_HEADER).is_file()]
-    if not examples:
-        return None, None
+) -> tuple[ModelCheckReport | None, list[str]]:
+    """Stage 1 over the examples that carry a model (`model.h`).
+
+    Returns:
+        (the report, or None when no example carries a model; errors: one per example
+        that uses a model but has no `model.h`, or why the check could not run).
+    """
+    errors = []
+    with_model = []
+    for name in examples:
+        folder = library / "examples" / name
+        if (folder / MODEL_HEADER).is_file():
+            with_model.append(name)
+        elif _needs_model(folder):
+            errors.append(
+                f"model check: examples/{name} has no {MODEL_HEADER}, so its model cannot be "
+                f"checked (the sketch uses `{MODEL_ARRAY}`, or it is a standard example); the "
+                f"generated header must be named {MODEL_HEADER}"
+            )
+    if not with_model:
+        return None, errors
     try:
-        return check_library_models(library, examples), None
+        return check_library_models(library, with_model), errors
     except FatalError as e:
-        return None, f"model check: {e}"
+        return None, [*errors, f"model check: {e}"]
 
 
 def _check_example(
@@ -159,31 +221,47 @@ def run_check(
 
     Returns:
         the report; `.passed` is True only when every selected example passed every
-        stage that ran and the model check passed.
+        stage that ran and the model check passed. An example folder without its
+        `<Name>.ino`, or a sketch that uses a model without a `model.h`, is an entry of
+        `.errors` (so the check fails).
 
     Raises:
-        FatalError: the library or an example does not exist, an expected.yaml is
-            malformed, or a needed tool is not installed.
+        FatalError: the library or an example does not exist, the library has no
+            example, an expected.yaml is malformed or a sketch not UTF-8, the cache
+            folder cannot be created, or a needed tool is not installed.
     """
     start = time.monotonic()
+    # Absolute from here on: compiles run in the library folder.
     library = library.resolve()
     if not library.is_dir():
         raise FatalError(f"{library} is not a folder; pass the generated library's root")
-    names = list(examples) if examples else library_examples(library)
+    objects = cache_dir.resolve() / "objects" if cache_dir else default_cache_dir()
+    if cache_dir is not None and cache_dir.exists() and not cache_dir.is_dir():
+        raise FatalError(f"--cache-dir {cache_dir} is a file; pass a folder (it is created)")
+    try:
+        objects.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise FatalError(
+            f"cannot create the object cache folder {objects} ({e}); pass a writable "
+            "folder with --cache-dir"
+        ) from None
     available = library_examples(library)
+    names = list(examples) if examples else available
     unknown = [n for n in names if n not in available]
     if unknown:
         raise FatalError(
             f"no example {', '.join(unknown)} in {library}; it has: {', '.join(available)}"
         )
     toolchain = select_toolchain(compiler)
-    cache = ObjectCache(cache_dir / "objects" if cache_dir else default_cache_dir())
+    cache = ObjectCache(objects)
 
     report = CheckReport(library, toolchain.name, board.name)
-    model, error = _model_check(library, names)
+    # A folder without its sketch fails the check instead of being skipped.
+    report.errors += missing_sketches(library, names)
+    names = [n for n in names if (library / "examples" / n / f"{n}.ino").is_file()]
+    model, errors = _model_check(library, names)
     report.model_check = model
-    if error:
-        report.errors.append(error)
+    report.errors += errors
 
     with tempfile.TemporaryDirectory(prefix="check-") as tmp:
         for name in names:

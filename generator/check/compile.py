@@ -8,6 +8,9 @@ Rules (as arduino-cli applies them to a sketch using a library in the 1.5 format
   name order) become one `.cpp` with `#include <Arduino.h>` prepended; it and any `.c`,
   `.cpp`, `.S` beside it or under the sketch's own `src/` are compiled with the sketch
   folder, the library's `src/` and the core's headers on the include path;
+- files and folders whose name starts with `.`, and version-control folders (`CVS`,
+  `RCS`, `.git`, `.svn`, `.hg`, `.bzr`), are skipped everywhere, as the Arduino
+  builder does (`IsSCCSOrHiddenFile`);
 - everything is linked into one firmware with `--gc-sections`; a linker region overflow
   fails the stage, with the overflow in bytes.
 
@@ -30,6 +33,9 @@ if TYPE_CHECKING:
     from generator.check.toolchains import Build, Toolchain
 
 SOURCE_SUFFIXES = (".c", ".cpp", ".S")
+#: Version-control folders the Arduino builder never looks into (the builder's
+#: SOURCE_CONTROL_FOLDERS: CVS, RCS, .git, .svn, .hg, .bzr).
+VCS_FOLDERS = frozenset({"CVS", "RCS", ".git", ".svn", ".hg", ".bzr"})
 _OVERFLOW = re.compile(r"region [`'](\w+)' overflowed by (\d+) bytes")
 
 
@@ -53,9 +59,16 @@ class BuildPlan:
     ino_files: tuple[Path, ...]
 
 
+def _ignored(path: Path, root: Path) -> bool:
+    """True when `path` (under `root`) or a folder between them is hidden or version control."""
+    return any(part.startswith(".") or part in VCS_FOLDERS for part in path.relative_to(root).parts)
+
+
 def _sources_under(root: Path, base: Path) -> list[Path]:
     return sorted(
-        p.relative_to(base) for p in root.rglob("*") if p.suffix in SOURCE_SUFFIXES and p.is_file()
+        p.relative_to(base)
+        for p in root.rglob("*")
+        if p.suffix in SOURCE_SUFFIXES and p.is_file() and not _ignored(p, root)
     )
 
 
@@ -76,13 +89,15 @@ def plan_build(library: Path, example: str) -> BuildPlan:
             + ", ".join(sorted(p.name for p in (library / "examples").glob("*") if p.is_dir()))
         )
     others = sorted(
-        p.relative_to(library) for p in (library / sketch_dir).glob("*.ino") if p != main_ino
+        p.relative_to(library)
+        for p in (library / sketch_dir).glob("*.ino")
+        if p != main_ino and not p.name.startswith(".")
     )
     inos = [main_ino.relative_to(library), *others]
     sketch_sources = [
         p.relative_to(library)
         for p in sorted((library / sketch_dir).iterdir())
-        if p.suffix in SOURCE_SUFFIXES and p.is_file()
+        if p.suffix in SOURCE_SUFFIXES and p.is_file() and not p.name.startswith(".")
     ]
     if (library / sketch_dir / "src").is_dir():
         sketch_sources += _sources_under(library / sketch_dir / "src", library)
@@ -104,11 +119,19 @@ def sketch_cpp(plan: BuildPlan, cache: ObjectCache) -> Path:
 
     Returns:
         absolute path of `<Name>.ino.cpp`.
+
+    Raises:
+        FatalError: an `.ino` file is not UTF-8 text (the Arduino IDE saves UTF-8).
     """
     parts = ["#include <Arduino.h>\n"]
     for ino in plan.ino_files:
         parts.append(f'#line 1 "{ino.as_posix()}"\n')
-        text = (plan.library / ino).read_text(encoding="utf-8")
+        try:
+            text = (plan.library / ino).read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise FatalError(
+                f"{plan.library / ino} is not UTF-8 text ({e}); save the sketch as UTF-8"
+            ) from None
         parts.append(text if text.endswith("\n") else text + "\n")
     content = "".join(parts)
     digest = hashlib.sha256(content.encode()).hexdigest()

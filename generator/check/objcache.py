@@ -8,6 +8,13 @@ from its `-MD` dependency file with their hashes; a later lookup re-hashes those
 and, when they all match, reuses the object without running the compiler (ccache's
 "direct mode").
 
+Direct mode alone misses a header added to an include folder that shadows one found
+later on the include path (the old header still matches its hash). So the manifest key
+also holds the names (not contents) of every file under every `-I` folder of the job,
+listed once per `ObjectCache`: adding, removing or renaming a file anywhere on the
+include path is a miss. A cached object is checked before use (non-empty, ELF magic); a
+truncated or corrupt one is a miss and is compiled again.
+
 Compiles run with the library folder as working directory and relative paths (`src/...`,
 `-Isrc`), so `__FILE__` and the dependency lists do not depend on where a library sits:
 two copies of one ref share every object.
@@ -54,6 +61,47 @@ def compiler_identity(compiler: str) -> str:
         raise FatalError(f"{compiler} is not installed (it is on no folder of PATH)")
     out = subprocess.run([path, "--version"], capture_output=True, text=True, check=False).stdout
     return f"{os.path.realpath(path)}\n{out}"
+
+
+#: The first bytes of every object file the toolchains write (ELF).
+ELF_MAGIC = b"\x7fELF"
+
+
+def is_object_file(path: Path) -> bool:
+    """True when `path` is a non-empty file starting with the ELF magic."""
+    try:
+        with path.open("rb") as f:
+            return f.read(len(ELF_MAGIC)) == ELF_MAGIC
+    except OSError:
+        return False
+
+
+def include_dirs(job: CompileJob) -> list[Path]:
+    """The `-I` folders of `job`, absolute (relative ones are taken from `job.cwd`)."""
+    dirs = []
+    args = list(job.argv[1:])
+    for i, arg in enumerate(args):
+        if arg == "-I" and i + 1 < len(args):
+            dirs.append(job.cwd / args[i + 1])
+        elif arg.startswith("-I") and len(arg) > 2:
+            dirs.append(job.cwd / arg[2:])
+    return [d.resolve() for d in dirs]
+
+
+def listing_hash(folder: Path) -> str:
+    """SHA-256 of the sorted relative paths of every file under `folder` (names only).
+
+    A missing folder hashes as empty.
+    """
+    names = []
+    for root, _dirs, files in os.walk(folder):
+        rel = Path(root).relative_to(folder)
+        names += [(rel / f).as_posix() for f in files]
+    h = hashlib.sha256()
+    for name in sorted(names):
+        h.update(name.encode("utf-8", errors="surrogateescape"))
+        h.update(b"\0")
+    return h.hexdigest()
 
 
 def parse_depfile(text: str) -> list[str]:
@@ -137,7 +185,15 @@ class ObjectCache:
     root: Path
     stats: CacheStats = field(default_factory=CacheStats)
     _file_hashes: dict[Path, str] = field(default_factory=dict)
+    _listings: dict[Path, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _listing(self, folder: Path) -> str:
+        with self._lock:
+            cached = self._listings.get(folder)
+            if cached is None:
+                cached = self._listings[folder] = listing_hash(folder)
+            return cached
 
     def _hash_file(self, path: Path) -> str | None:
         cached = self._file_hashes.get(path)
@@ -154,8 +210,10 @@ class ObjectCache:
         source_hash = self._hash_file((job.cwd / job.source).resolve())
         if source_hash is None:
             return None
+        listings = [self._listing(d) for d in include_dirs(job)]
         h = hashlib.sha256()
-        for part in (compiler_identity(job.argv[0]), *job.argv[1:], job.source, source_hash):
+        parts = (compiler_identity(job.argv[0]), *job.argv[1:], job.source, source_hash, *listings)
+        for part in parts:
             h.update(part.encode())
             h.update(b"\0")
         return h.hexdigest()
@@ -180,7 +238,7 @@ class ObjectCache:
             deps: dict[str, str] = entry["deps"]
             if all(self._hash_file((job.cwd / p).resolve()) == h for p, h in deps.items()):
                 obj = self._path("o", self._object_key(manifest_key, deps), ".o")
-                if obj.is_file():
+                if is_object_file(obj):
                     return obj
         return None
 
@@ -254,8 +312,12 @@ class ObjectCache:
         for argv0 in {job.argv[0] for job in jobs}:
             compiler_identity(argv0)  # fail once, clearly, before starting threads
         workers = max(1, os.cpu_count() or 1)
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        pool = ThreadPoolExecutor(max_workers=workers)
+        try:
             return list(pool.map(self.compile_one, jobs))
+        finally:
+            # Interrupted (Ctrl-C, SIGTERM): do not start the compiles still queued.
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def clear_temporaries(self) -> None:
         """Remove leftovers of interrupted compiles."""

@@ -17,6 +17,7 @@ JSON shape (`CheckReport.to_dict()`)::
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -30,6 +31,16 @@ from generator.check.stages import StageResult, Status
 #: Order of the per-example stage columns.
 STAGES = ("compile", "sizes", "run", "sanitize", "arena")
 _MARK = {Status.PASS: "✅", Status.FAIL: "❌", Status.SKIP: "➖"}
+
+
+def code_fence(text: str) -> str:
+    """A backtick fence longer than any run of backticks in `text` (at least 3).
+
+    Program output shown in a fenced block cannot close it early (CommonMark: a fence
+    is closed only by one at least as long).
+    """
+    longest = max((len(m.group(0)) for m in re.finditer(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
 
 
 class ModelCheck(Protocol):
@@ -212,5 +223,7 @@ class CheckReport:
                 for s in e.stages:
                     lines.append(f"- {s.stage}: {_MARK[s.status]} {s.summary}")
                     if s.status is Status.FAIL and s.details:
-                        lines += ["", "  ```", *("  " + d for d in s.details.splitlines()), "  ```"]
+                        fence = code_fence(s.details)
+                        lines += ["", f"  {fence}", *("  " + d for d in s.details.splitlines())]
+                        lines.append(f"  {fence}")
         return "\n".join(lines).rstrip() + "\n"

@@ -10,15 +10,26 @@ Two runs per example:
   sanitizer report ends it (no recovery). Leak checking is off: the run is stopped
   from outside, so nothing is ever freed at exit.
 
-How a run ends: the runner stops reading at the line `=== DONE ===` and stops the
-program (the core's loop() runs forever, as on a board); a crash, an early exit or the
-example's `timeout_seconds` also end it.
+How a run ends: after the line `=== DONE ===` the runner keeps reading for
+`DONE_GRACE_SECONDS` (a fault or a banned line right after it still counts), then stops
+the program (the core's loop() runs forever, as on a board); a crash, an early exit, the
+example's `timeout_seconds` or more than `MAX_OUTPUT_BYTES` of output also end it.
+
+What a run keeps is bounded: lines are cut at `MAX_LINE_CHARS` characters, output past
+`MAX_OUTPUT_BYTES` stops the program and fails the run, and standard error is kept up to
+`MAX_STDERR_BYTES`. Programs run in their own session (process group), which the runner
+kills when it stops them, when `check` exits or when it is told to stop (`stop_children`).
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import math
 import os
 import re
+import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -35,8 +46,22 @@ QEMU_MACHINE = "mps2-an505"
 #: Exit codes of the emulated firmware (set by the core through semihosting).
 FAULT_EXIT = 3
 ERROR_EXIT = 4
+#: Start of the lines the emulated core prints on a fault or exit() (board/mps2_an505.c):
+#: "@@arduino-core@@ fault: <kind>: PC=..." and "@@arduino-core@@ exit(0x<code>)".
+CORE_MARKER = "@@arduino-core@@ "
+_CORE_EXIT = re.compile(re.escape(CORE_MARKER) + r"exit\((0x[0-9a-fA-F]+)\)")
 #: Lines shown when a run fails.
 TAIL_LINES = 15
+#: Lines of each run kept in the JSON report.
+REPORT_LINES = 200
+#: Output a run may print in total (bytes); more stops the program and fails the run.
+MAX_OUTPUT_BYTES = 1 << 20
+#: Longer lines are cut to this many characters.
+MAX_LINE_CHARS = 500
+#: Standard error kept per run (bytes); the rest is read and dropped.
+MAX_STDERR_BYTES = 64 * 1024
+#: How long the runner keeps reading after `=== DONE ===` before it stops the program.
+DONE_GRACE_SECONDS = 1.0
 
 HOST_ENV = {
     "ASAN_OPTIONS": "detect_leaks=0:halt_on_error=1:abort_on_error=0:color=never",
@@ -45,6 +70,10 @@ HOST_ENV = {
 
 _SANITIZER = re.compile(r"ERROR: (Address|Leak|Memory|Thread)Sanitizer|runtime error:")
 
+#: Programs started by `run_program` and not yet stopped (their session ids = pids).
+_LIVE: set[subprocess.Popen[bytes]] = set()
+_LIVE_LOCK = threading.Lock()
+
 
 @dataclass
 class RunOutput:
@@ -52,12 +81,15 @@ class RunOutput:
 
     Attributes:
         kind: "emulated" or "host".
-        lines: Serial output, one entry per line, without line endings.
+        lines: Serial output, one entry per line, without line endings, each cut at
+            `MAX_LINE_CHARS` characters; at most `MAX_OUTPUT_BYTES` in all.
         done: True when `=== DONE ===` was printed.
         exit_code: the program's exit code (None when the runner stopped it; negative:
             killed by that signal).
         timed_out: True when the time limit ended it.
-        stderr: the program's (or QEMU's) error output: sanitizer reports, QEMU errors.
+        overflowed: True when it printed more than `MAX_OUTPUT_BYTES` and was stopped.
+        stderr: the program's (or QEMU's) error output: sanitizer reports, QEMU errors
+            (the first `MAX_STDERR_BYTES`).
         seconds: wall time of the run.
     """
 
@@ -66,33 +98,98 @@ class RunOutput:
     done: bool = False
     exit_code: int | None = None
     timed_out: bool = False
+    overflowed: bool = False
     stderr: str = ""
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (the last lines only)."""
+        """JSON-ready form (the last `REPORT_LINES` lines only)."""
         return {
             "kind": self.kind,
             "done": self.done,
             "exit_code": self.exit_code,
             "timed_out": self.timed_out,
+            "overflowed": self.overflowed,
             "seconds": round(self.seconds, 2),
-            "last_lines": self.lines[-TAIL_LINES:],
+            "last_lines": self.lines[-REPORT_LINES:],
         }
 
 
-def _pump_lines(stream: IO[bytes], out: RunOutput, done: threading.Event) -> None:
-    for raw in iter(stream.readline, b""):
-        line = raw.decode("utf-8", errors="replace").rstrip("\r\n").rstrip("\r")
-        out.lines.append(line)
-        if line.strip() == DONE_LINE:
-            done.set()
-            return
+def _line(raw: bytes, cut: bool) -> str:
+    line = raw.decode("utf-8", errors="replace").rstrip("\r")
+    if cut or len(line) > MAX_LINE_CHARS:
+        line = line[:MAX_LINE_CHARS] + f" [line cut at {MAX_LINE_CHARS} characters]"
+    return line
+
+
+def _pump_lines(
+    stream: IO[bytes], out: RunOutput, done: threading.Event, stop: threading.Event
+) -> None:
+    """Read `stream` to its end into `out.lines`, bounded (see the module docstring)."""
+    line_bytes = MAX_LINE_CHARS * 4  # enough for MAX_LINE_CHARS UTF-8 characters
+    pending = bytearray()
+    cut = False
+    total = 0
+    read = getattr(stream, "read1", stream.read)
+    while True:
+        chunk = read(65536)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > MAX_OUTPUT_BYTES:
+            out.overflowed = True
+            stop.set()
+            break
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            piece = chunk[start:] if nl < 0 else chunk[start:nl]
+            room = line_bytes - len(pending)
+            if len(piece) > room:
+                cut = True
+            pending += piece[: max(room, 0)]
+            if nl < 0:
+                break
+            line = _line(bytes(pending), cut)
+            out.lines.append(line)
+            if line.strip() == DONE_LINE:
+                done.set()
+            pending.clear()
+            cut = False
+            start = nl + 1
+    if pending:
+        out.lines.append(_line(bytes(pending), cut))
 
 
 def _pump_text(stream: IO[bytes], chunks: list[bytes]) -> None:
+    kept = 0
     for chunk in iter(lambda: stream.read(4096), b""):
-        chunks.append(chunk)
+        if kept < MAX_STDERR_BYTES:
+            chunks.append(chunk[: MAX_STDERR_BYTES - kept])
+            kept += len(chunks[-1])
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """Kill `proc` and everything in its session (it was started as a session leader)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+
+
+def stop_children() -> None:
+    """Kill every program `run_program` started that is still running (QEMU, host runs).
+
+    Registered with `atexit`; `check` also calls it when it is told to stop (SIGTERM).
+    """
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+        _LIVE.clear()
+    for proc in live:
+        _kill(proc)
+
+
+atexit.register(stop_children)
 
 
 def run_program(
@@ -100,11 +197,17 @@ def run_program(
 ) -> RunOutput:
     """Run `argv`, reading its stdout as Serial until `=== DONE ===`, exit or `timeout` s.
 
+    After `=== DONE ===` it keeps reading for `DONE_GRACE_SECONDS`; more than
+    `MAX_OUTPUT_BYTES` of output stops the program (`RunOutput.overflowed`). The program
+    runs in its own session and is killed, with its children, whenever this returns or
+    raises.
+
     Raises:
         FatalError: the program (or QEMU) cannot be started.
     """
     out = RunOutput(kind)
     done = threading.Event()
+    stop = threading.Event()
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -113,34 +216,50 @@ def run_program(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env={**os.environ, **(env or {})},
+            start_new_session=True,
         )
     except OSError as e:
         raise FatalError(f"cannot start {argv[0]}: {e}") from None
+    with _LIVE_LOCK:
+        _LIVE.add(proc)
     assert proc.stdout is not None and proc.stderr is not None
     err_chunks: list[bytes] = []
     readers = [
-        threading.Thread(target=_pump_lines, args=(proc.stdout, out, done), daemon=True),
+        threading.Thread(target=_pump_lines, args=(proc.stdout, out, done, stop), daemon=True),
         threading.Thread(target=_pump_text, args=(proc.stderr, err_chunks), daemon=True),
     ]
-    for t in readers:
-        t.start()
-    deadline = start + timeout
-    while True:
-        if done.is_set():
-            break
-        try:
-            out.exit_code = proc.wait(timeout=0.05)
-            break
-        except subprocess.TimeoutExpired:
-            if time.monotonic() > deadline:
-                out.timed_out = True
+    try:
+        for t in readers:
+            t.start()
+        deadline = start + timeout
+        grace_end: float | None = None
+        while not stop.is_set():
+            if done.is_set() and grace_end is None:
+                grace_end = time.monotonic() + DONE_GRACE_SECONDS
+            try:
+                out.exit_code = proc.wait(timeout=0.05)
                 break
-    if out.exit_code is None:
-        proc.kill()
+            except subprocess.TimeoutExpired:
+                now = time.monotonic()
+                if grace_end is not None:
+                    if now > grace_end:
+                        break
+                elif now > deadline:
+                    out.timed_out = True
+                    break
+    finally:
+        if proc.returncode is None:
+            _kill(proc)
+        # The session may hold children that keep the pipes open; kill them too.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        with _LIVE_LOCK:
+            _LIVE.discard(proc)
     for t in readers:
         t.join(timeout=5)
-    # The stdout reader may still hold lines printed just before an exit.
+    proc.stdout.close()
+    proc.stderr.close()
     out.done = done.is_set() or any(line.strip() == DONE_LINE for line in out.lines)
     out.stderr = b"".join(err_chunks).decode("utf-8", errors="replace")
     out.seconds = time.monotonic() - start
@@ -163,12 +282,9 @@ def run_emulated(elf: Path, timeout: float) -> RunOutput:
         "-kernel",
         str(elf),
     ]
-    try:
-        return run_program(argv, "emulated", timeout)
-    except FatalError:
-        raise FatalError(
-            f"{QEMU} is not installed; install the Debian package qemu-system-arm"
-        ) from None
+    if shutil.which(QEMU) is None:
+        raise FatalError(f"{QEMU} is not installed; install the Debian package qemu-system-arm")
+    return run_program(argv, "emulated", timeout)
 
 
 def run_host(exe: Path, timeout: float) -> RunOutput:
@@ -178,11 +294,20 @@ def run_host(exe: Path, timeout: float) -> RunOutput:
 
 def _crash(out: RunOutput) -> str | None:
     if out.kind == "emulated":
-        fault = next((line for line in out.lines if line.startswith("*** ")), None)
+        fault = next((line for line in out.lines if line.startswith(CORE_MARKER + "fault: ")), None)
         if fault:
-            return f"crashed: {fault[4:]}"
+            return f"crashed: {fault[len(CORE_MARKER) + len('fault: ') :]}"
+        if out.exit_code == FAULT_EXIT:
+            return (
+                f"crashed: QEMU ended with exit code {FAULT_EXIT} (a fault) but no reason was read"
+            )
+        if out.exit_code == ERROR_EXIT:
+            called = next((m for line in out.lines if (m := _CORE_EXIT.search(line))), None)
+            code = f"exit({int(called.group(1), 16)})" if called else "exit() with an error"
+            return f"the sketch called {code}"
         if out.exit_code not in (None, 0):
-            return f"QEMU ended with exit code {out.exit_code}: {out.stderr.strip()[-300:]}"
+            reason = out.stderr.strip()[-300:] or "QEMU printed nothing on standard error"
+            return f"QEMU ended with exit code {out.exit_code}: {reason}"
     else:
         if _SANITIZER.search(out.stderr):
             first = next(line for line in out.stderr.splitlines() if _SANITIZER.search(line))
@@ -210,7 +335,7 @@ def _value_problems(lines: list[str], expected: Expected) -> list[str]:
                 break
         if found is None:
             problems.append(f"no line matches {check.line_regex!r}")
-        elif abs(found - check.equals) > check.tolerance:
+        elif math.isnan(found) or not abs(found - check.equals) <= check.tolerance:
             problems.append(
                 f"value {found} (line {check.line_regex!r}) is not {check.equals} "
                 f"± {check.tolerance}"
@@ -223,15 +348,22 @@ def judge_run(out: RunOutput, expected: Expected, stage: str) -> StageResult:
 
     Fails on: a crash or sanitizer report, a timeout, an exit before `=== DONE ===`, a
     `must_print` line missing, a `must_not_print` substring present, a value out of
-    tolerance. The details show the problems and the last lines printed.
+    tolerance or not a number, more than `MAX_OUTPUT_BYTES` printed. Everything read is
+    judged, including what came in the grace period after `=== DONE ===`. The details
+    show the problems and the last lines printed.
     """
     problems: list[str] = []
+    if out.overflowed:
+        problems.append(
+            f"printed more than {MAX_OUTPUT_BYTES // (1 << 20)} MiB of output; the run was "
+            "stopped (print less, or only once, not in loop())"
+        )
     crash = _crash(out)
     if crash:
         problems.append(crash)
     if out.timed_out:
         problems.append(f"timed out: no {DONE_LINE!r} within {expected.timeout_seconds:g} s")
-    elif not out.done and not crash:
+    elif not out.done and not crash and not out.overflowed:
         problems.append(f"ended before printing {DONE_LINE!r}")
     stripped = {line.rstrip() for line in out.lines}
     for want in expected.must_print:
@@ -255,4 +387,6 @@ def judge_run(out: RunOutput, expected: Expected, stage: str) -> StageResult:
     details += "\nLast lines printed:\n" + ("\n".join(tail) if tail else "(nothing)")
     if out.kind == "host" and out.stderr.strip():
         details += "\nStandard error:\n" + "\n".join(out.stderr.strip().splitlines()[:40])
-    return StageResult(stage, Status.FAIL, f"{what}: {problems[0]}", details)
+    # One line: the summary goes into a Markdown list item and a table.
+    summary = " ".join(problems[0].split("\n"))
+    return StageResult(stage, Status.FAIL, f"{what}: {summary}", details)

@@ -120,12 +120,15 @@ void delayMicroseconds(unsigned int us) {
 void noInterrupts(void) { __asm__ volatile("cpsid i" ::: "memory"); }
 void interrupts(void) { __asm__ volatile("cpsie i" ::: "memory"); }
 
-/* ---- faults: print what happened, then end the run with exit code 3 ---- */
+/* ---- faults: print what happened, then end the run with exit code 3 ----
+ * The line starts with "@@arduino-core@@ " (CORE_MARKER in generator/check/run.py), which
+ * no sketch prints by accident, so the runner never takes a sketch's own line for a fault.
+ */
 
 void arduino_core_fault(uint32_t* frame, uint32_t kind) {
   static const char* const names[] = {"HardFault", "MemManage", "BusFault", "UsageFault",
                                       "SecureFault", "NMI"};
-  write_str("\r\n*** ");
+  write_str("\r\n@@arduino-core@@ fault: ");
   write_str(kind < 6 ? names[kind] : "Fault");
   write_str(": PC=");
   write_hex(frame ? frame[6] : 0);
@@ -298,7 +301,7 @@ int _kill(int pid, int sig) {
 }
 
 void _exit(int code) {
-  write_str("\r\n*** exit(");
+  write_str("\r\n@@arduino-core@@ exit(");
   write_hex((uint32_t)code);
   write_str(")\r\n");
   semihosting_exit(code == 0 ? 0 : 4);
