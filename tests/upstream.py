@@ -7,6 +7,7 @@ They resolve on GitHub, or offline when git's `url.<base>.insteadOf` maps them t
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 from pathlib import Path
 
@@ -36,7 +37,7 @@ def upstream_unavailable() -> str | None:
                 timeout=60,
                 check=False,
                 stdin=subprocess.DEVNULL,
-                env={"GIT_TERMINAL_PROMPT": "0", **_env()},
+                env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
             )
         except subprocess.TimeoutExpired:
             return f"{url} did not answer within 60 s (no network, and no insteadOf mirror)"
@@ -46,12 +47,6 @@ def upstream_unavailable() -> str | None:
                 "real ExecuTorch sources are needed (GitHub, or a mirror through insteadOf)"
             )
     return None
-
-
-def _env() -> dict[str, str]:
-    import os
-
-    return dict(os.environ)
 
 
 @functools.cache
