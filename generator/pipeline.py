@@ -20,7 +20,7 @@ from typing import Protocol
 from generator import PROJECT_ROOT
 from generator.checkout import cache_lock, checkout, default_cache_dir
 from generator.codegen import run_codegen
-from generator.components import THIRD_PARTY, load_component, pinned_revision
+from generator.components import THIRD_PARTY, Component, load_component, pinned_revision
 from generator.errors import FatalError
 from generator.examples import parse_example_pte, plan_examples, select_examples, write_examples
 from generator.flatc import find_flatc, generate_schema_headers, pinned_flatbuffers_version
@@ -292,6 +292,7 @@ def _build_into(
         plans = plan_examples(root, examples, overrides)
 
     third_party: list[dict[str, str]] = []
+    vendored: list[tuple[Component, Path]] = [(et, root)]
     trees: dict[str, Path] = {}
     for key in THIRD_PARTY:
         component = load_component(key)
@@ -305,6 +306,7 @@ def _build_into(
                     f"be checked out: {e}"
                 ) from None
         trees[key] = tp.path
+        vendored.append((component, tp.path))
         third_party.append(
             {
                 "key": key,
@@ -344,8 +346,8 @@ def _build_into(
         rep.note(f"{len(generated.kernels)} kernels registered")
 
     with rep.step("vendor sources"):
-        for rule_owner, tree in [(et, root)] + [(load_component(k), trees[k]) for k in THIRD_PARTY]:
-            vendor_component(rule_owner, tree, library)
+        for component, tree in vendored:
+            vendor_component(component, tree, library)
         vendor_op_sources(root, library, sources.values())
         write_cmake_macros(library)
         shutil.copytree(
@@ -391,6 +393,7 @@ def _build_into(
             )
 
     op_files = sorted(set(sources.values()))
+    available = available_op_sources(root)
     portable_sources = [s for s in op_files if s.startswith("kernels/")]
     with rep.step("render metadata"):
         write_pin(library, co.sha)
@@ -421,7 +424,7 @@ def _build_into(
                 "ops": list(op_set.ops),
                 "kernel_count": len(generated.kernels),
                 "op_sources": len(portable_sources),
-                "op_sources_available": available_op_sources(root),
+                "op_sources_available": available,
                 "cortex_m_sources": len(op_files) - len(portable_sources),
                 "examples": [p.name for p in plans],
                 "example_models": [(p.name, p.origin) for p in plans],
@@ -441,7 +444,7 @@ def _build_into(
         op_set=list(op_set.ops),
         kernel_count=len(generated.kernels),
         op_sources=len(portable_sources),
-        op_sources_available=available_op_sources(root),
+        op_sources_available=available,
     )
 
 
