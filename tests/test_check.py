@@ -8,6 +8,7 @@ cache itself is under test.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import textwrap
 from pathlib import Path
@@ -491,6 +492,9 @@ def test_cli_exit_code_json_and_step_summary(
     data = json.loads(out_json.read_text())
     assert data["passed"] is True
     assert [e["example"] for e in data["examples"]] == ["Hello"]
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert out_json.stat().st_mode & 0o777 == 0o666 & ~umask  # not mkstemp's private 0600
     assert summary.read_text().startswith("# before\n## Library check: ✅ passed")
 
     assert main(["check", str(lib), *common]) == 1
@@ -878,9 +882,10 @@ def test_program_output_cannot_close_the_report_code_block() -> None:
             "must_print: [a]\nvalues: [{line_regex: x, equals: 1, tolerance: .inf}]\n",
             "`values[0].tolerance` must be a finite number",
         ),
-        ("must_not_print: [x]\n", "`must_print` must be a list of strings"),
+        ("must_not_print: [x]\n", "`must_print` is required: list the lines"),
         ("must_print: []\n", "`must_print` must list at least one line"),
-        ("{}\n", "`must_print` must be a list of strings"),
+        ("must_print: [1, 2]\n", "`must_print` must be a list of strings"),
+        ("\n", "`must_print` is required: list the lines"),
     ],
 )
 def test_expected_yaml_rejects_bad_values(tmp_path: Path, text: str, message: str) -> None:
@@ -967,7 +972,6 @@ def _qemu_children(pid: int) -> list[int]:
 
 
 def test_sigterm_stops_the_check_and_its_qemu(tmp_path: Path, cache_dir: Path) -> None:
-    import os
     import signal
     import subprocess
     import sys

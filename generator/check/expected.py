@@ -59,8 +59,13 @@ def _strings(
     data: dict[str, Any], key: str, path: Path, *, required: bool = False
 ) -> tuple[str, ...]:
     raw = data.get(key)
-    if raw is None and not required:
-        return ()
+    if raw is None:
+        if not required:
+            return ()
+        raise FatalError(
+            f"{path}: `{key}` is required: list the lines the run must print (e.g. "
+            f"{DONE_LINE!r}); without it nothing is checked"
+        )
     if not isinstance(raw, list) or not all(isinstance(s, str) for s in raw):
         raise FatalError(f"{path}: `{key}` must be a list of strings; fix the file")
     if required and not raw:

@@ -58,8 +58,11 @@ def _write_json(path: Path, data: object) -> None:
     if not path.parent.is_dir():
         raise FatalError(f"--json {path}: folder {path.parent} does not exist; create it first")
     tmp: str | None = None
+    umask = os.umask(0)
+    os.umask(umask)
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes it private; a report is not
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(data, f, indent=2)
             f.write("\n")
