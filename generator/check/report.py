@@ -10,7 +10,8 @@ JSON shape (`CheckReport.to_dict()`)::
                    "sizes": {"flash": B, "ram": B, "dynamic_flash": B, "dynamic_ram": B,
                              "arena_used": B, "arena_size": B},   # those measured
                    "budget": {"flash_max": B, "ram_max": B, "flash_percent": %, "ram_percent": %},
-                   "runs": [{"kind", "done", "exit_code", "timed_out", "seconds", "last_lines"}]}]}
+                   "runs": [{"kind", "done", "exit_code", "timed_out", "overflowed",
+                             "seconds", "last_lines"}]}]}     # last_lines: at most 200
 
 `sizes` holds bytes only, one metric per key, so a sync can diff it against the base's.
 """
