@@ -1007,3 +1007,35 @@ def test_sigterm_stops_the_check_and_its_qemu(tmp_path: Path, cache_dir: Path) -
     for pid in qemu:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_a_banned_string_past_the_cut_of_a_long_line_fails(tmp_path: Path, cache_dir: Path) -> None:
+    sketch = textwrap.dedent(
+        """\
+        void setup() {
+          for (int i = 0; i < AT; ++i) Serial.print('a');
+          Serial.print("ERROR: hidden");
+          for (int i = 0; i < 3000; ++i) Serial.print('b');
+          Serial.println();
+          Serial.println("=== DONE ===");
+        }
+        void loop() { delay(100); }
+        """
+    )
+    expected = 'must_print: ["=== DONE ==="]\nmust_not_print: ["ERROR:"]\n'
+    lib = write_library(
+        tmp_path / "Tiny",
+        {  # inside the bytes kept for a line, and far past them
+            "Near": (sketch.replace("AT", "1000"), expected),
+            "Far": (sketch.replace("AT", "5000"), expected),
+        },
+    )
+    report = run_check(lib, compiler="gcc-arm", cache_dir=cache_dir)
+    for example in report.examples:
+        for name, run in zip(("run", "sanitize"), example.runs, strict=True):
+            stage = example.stage(name)
+            assert stage is not None and stage.status is Status.FAIL, example.name
+            assert stage.summary.endswith(
+                "printed 'ERROR:' in a line longer than 500 characters (past the part kept)"
+            )
+            assert run.lines[0] == "a" * 500 + " [line cut at 500 characters]"

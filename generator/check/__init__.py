@@ -169,7 +169,7 @@ def _check_example(
     timeout = expected.timeout_seconds
     emulated = None
     if firmware is not None and firmware.build.ok and firmware.build.binary is not None:
-        emulated = run_emulated(firmware.build.binary, timeout)
+        emulated = run_emulated(firmware.build.binary, timeout, expected.must_not_print)
         report.runs.append(emulated)
         report.stages.append(judge_run(emulated, expected, "run"))
     else:
@@ -184,7 +184,7 @@ def _check_example(
 
     host = compile_example(HOST, plan, work / name / HOST.name, cache)
     if host.build.ok and host.build.binary is not None:
-        out = run_host(host.build.binary, timeout)
+        out = run_host(host.build.binary, timeout, expected.must_not_print)
         report.runs.append(out)
         report.stages.append(judge_run(out, expected, "sanitize"))
     else:

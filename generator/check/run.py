@@ -33,6 +33,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -88,6 +89,8 @@ class RunOutput:
             killed by that signal).
         timed_out: True when the time limit ended it.
         overflowed: True when it printed more than `MAX_OUTPUT_BYTES` and was stopped.
+        cut_hits: the watched strings (`run_program`'s `watch`) printed in the part of
+            a line that was cut off, so not in `lines`.
         stderr: the program's (or QEMU's) error output: sanitizer reports, QEMU errors
             (the first `MAX_STDERR_BYTES`).
         seconds: wall time of the run.
@@ -99,6 +102,7 @@ class RunOutput:
     exit_code: int | None = None
     timed_out: bool = False
     overflowed: bool = False
+    cut_hits: set[str] = field(default_factory=set)
     stderr: str = ""
     seconds: float = 0.0
 
@@ -115,20 +119,31 @@ class RunOutput:
         }
 
 
-def _line(raw: bytes, cut: bool) -> str:
+def _line(raw: bytes, cut: bool, watch: tuple[bytes, ...], out: RunOutput) -> str:
     line = raw.decode("utf-8", errors="replace").rstrip("\r")
     if cut or len(line) > MAX_LINE_CHARS:
+        out.cut_hits.update(w.decode() for w in watch if w in raw)
         line = line[:MAX_LINE_CHARS] + f" [line cut at {MAX_LINE_CHARS} characters]"
     return line
 
 
 def _pump_lines(
-    stream: IO[bytes], out: RunOutput, done: threading.Event, stop: threading.Event
+    stream: IO[bytes],
+    out: RunOutput,
+    done: threading.Event,
+    stop: threading.Event,
+    watch: tuple[bytes, ...] = (),
 ) -> None:
-    """Read `stream` to its end into `out.lines`, bounded (see the module docstring)."""
+    """Read `stream` to its end into `out.lines`, bounded (see the module docstring).
+
+    The part of a line past the cut is dropped, but searched for the `watch` strings
+    first (found ones go to `out.cut_hits`).
+    """
     line_bytes = MAX_LINE_CHARS * 4  # enough for MAX_LINE_CHARS UTF-8 characters
+    overlap = max((len(w) for w in watch), default=1) - 1
     pending = bytearray()
     cut = False
+    dropped = b""  # the end of what was dropped of this line, for matches across reads
     total = 0
     read = getattr(stream, "read1", stream.read)
     while True:
@@ -146,19 +161,27 @@ def _pump_lines(
             piece = chunk[start:] if nl < 0 else chunk[start:nl]
             room = line_bytes - len(pending)
             if len(piece) > room:
+                if not cut:  # the kept head's end may start a match
+                    head = bytes(pending) + piece[: max(room, 0)]
+                    dropped = head[-overlap:] if overlap else b""
                 cut = True
+                if watch:
+                    seen = dropped + piece[max(room, 0) :]
+                    out.cut_hits.update(w.decode() for w in watch if w in seen)
+                    dropped = seen[-overlap:] if overlap else b""
             pending += piece[: max(room, 0)]
             if nl < 0:
                 break
-            line = _line(bytes(pending), cut)
+            line = _line(bytes(pending), cut, watch, out)
             out.lines.append(line)
             if line.strip() == DONE_LINE:
                 done.set()
             pending.clear()
             cut = False
+            dropped = b""
             start = nl + 1
     if pending:
-        out.lines.append(_line(bytes(pending), cut))
+        out.lines.append(_line(bytes(pending), cut, watch, out))
 
 
 def _pump_text(stream: IO[bytes], chunks: list[bytes]) -> None:
@@ -193,9 +216,16 @@ atexit.register(stop_children)
 
 
 def run_program(
-    argv: list[str], kind: str, timeout: float, env: dict[str, str] | None = None
+    argv: list[str],
+    kind: str,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    watch: Sequence[str] = (),
 ) -> RunOutput:
     """Run `argv`, reading its stdout as Serial until `=== DONE ===`, exit or `timeout` s.
+
+    `watch`: strings to look for in the parts of lines cut at `MAX_LINE_CHARS` (an
+    example's `must_not_print`), reported in `RunOutput.cut_hits`.
 
     After `=== DONE ===` it keeps reading for `DONE_GRACE_SECONDS`; more than
     `MAX_OUTPUT_BYTES` of output stops the program (`RunOutput.overflowed`). The program
@@ -224,8 +254,11 @@ def run_program(
         _LIVE.add(proc)
     assert proc.stdout is not None and proc.stderr is not None
     err_chunks: list[bytes] = []
+    watched = tuple(w.encode() for w in watch if w)
     readers = [
-        threading.Thread(target=_pump_lines, args=(proc.stdout, out, done, stop), daemon=True),
+        threading.Thread(
+            target=_pump_lines, args=(proc.stdout, out, done, stop, watched), daemon=True
+        ),
         threading.Thread(target=_pump_text, args=(proc.stderr, err_chunks), daemon=True),
     ]
     try:
@@ -266,8 +299,10 @@ def run_program(
     return out
 
 
-def run_emulated(elf: Path, timeout: float) -> RunOutput:
+def run_emulated(elf: Path, timeout: float, watch: Sequence[str] = ()) -> RunOutput:
     """Boot `elf` on QEMU's mps2-an505 and capture its Serial (UART0) output.
+
+    `watch`: see `run_program`.
 
     Raises:
         FatalError: qemu-system-arm is not installed.
@@ -284,12 +319,15 @@ def run_emulated(elf: Path, timeout: float) -> RunOutput:
     ]
     if shutil.which(QEMU) is None:
         raise FatalError(f"{QEMU} is not installed; install the Debian package qemu-system-arm")
-    return run_program(argv, "emulated", timeout)
+    return run_program(argv, "emulated", timeout, watch=watch)
 
 
-def run_host(exe: Path, timeout: float) -> RunOutput:
-    """Run the sanitizer build `exe` once and capture its Serial (stdout) output."""
-    return run_program([str(exe)], "host", timeout, env=HOST_ENV)
+def run_host(exe: Path, timeout: float, watch: Sequence[str] = ()) -> RunOutput:
+    """Run the sanitizer build `exe` once and capture its Serial (stdout) output.
+
+    `watch`: see `run_program`.
+    """
+    return run_program([str(exe)], "host", timeout, env=HOST_ENV, watch=watch)
 
 
 def _crash(out: RunOutput) -> str | None:
@@ -373,6 +411,11 @@ def judge_run(out: RunOutput, expected: Expected, stage: str) -> StageResult:
         hit = next((line for line in out.lines if banned in line), None)
         if hit is not None:
             problems.append(f"printed {banned!r}: {hit!r}")
+        elif banned in out.cut_hits:
+            problems.append(
+                f"printed {banned!r} in a line longer than {MAX_LINE_CHARS} characters "
+                "(past the part kept)"
+            )
     problems += _value_problems(out.lines, expected)
 
     what = (
