@@ -4,9 +4,14 @@ library with the real layout, and a fake check reports sizes."""
 
 from __future__ import annotations
 
+import http.server
+import os
 import socket
 import stat
+import subprocess
+import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +89,7 @@ class Runner:
         self.check = FakeCheck()
         self.sleeps: list[float] = []
         self.runs = 0
+        self.repo_class: type[GitHubRepo] = GitHubRepo
 
     def __call__(
         self,
@@ -95,7 +101,7 @@ class Runner:
         self.runs += 1
         opts = SyncOptions(
             build=BuildOptions(executorch_ref=ref, library_version=version),
-            repo=f"{OWNER}/{NAME}",
+            repo=options.pop("repo", f"{OWNER}/{NAME}"),
             remote=options.pop("remote", str(self.remote)),
             api_url=options.pop("api_url", self.fake.url),
             **options,
@@ -105,7 +111,7 @@ class Runner:
             token,
             build=self.build,
             check=self.check,
-            connect=lambda url, repo, tok: GitHubRepo(
+            connect=lambda url, repo, tok: self.repo_class(
                 url, repo, tok, sleep=self.sleeps.append, throttle=False
             ),
         )
@@ -616,3 +622,367 @@ def test_force_with_lease_refuses_when_someone_pushed_to_the_sync_branch_meanwhi
         sync("v1.5.1", "0.2.0")
     assert show(remote, first.branch, "NOTE.md") == "a maintainer's fix on the sync branch"
     assert fake.pulls[1].body == body_before and fake.pulls[1].updates == 0
+
+
+# -- review findings: token hygiene ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("padded", [f"{TOKEN}\n", f"  {TOKEN}\r\n", f"\t{TOKEN} "])
+def test_token_surrounding_whitespace_is_stripped(
+    sync: Runner, fake: FakeGitHub, padded: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # the fake accepts only the exact token: a padded one would be refused (or break the header)
+    assert sync("v1.5.1", "0.2.0", token=padded).status == "opened"
+    out, err = capfd.readouterr()
+    assert TOKEN not in out + err
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [TOKEN[:12] + " " + TOKEN[12:], TOKEN[:12] + "\n" + TOKEN[12:], TOKEN + "\x00", TOKEN + "…"],
+)
+def test_token_with_inner_whitespace_control_or_non_ascii_is_refused_without_showing_it(
+    sync: Runner, fake: FakeGitHub, remote: Path, bad: str
+) -> None:
+    refs_before = branches(remote)
+    with pytest.raises(
+        FatalError, match="GITHUB_TOKEN contains spaces, control or non-ASCII"
+    ) as info:
+        sync("v1.5.1", "0.2.0", token=bad)
+    message = str(info.value)
+    assert TOKEN[:12] not in message and TOKEN[12:] not in message
+    assert fake.requests == [] and sync.build.calls == []
+    assert branches(remote) == refs_before
+
+
+def test_cli_takes_github_token_out_of_the_environment_before_anything(
+    gitenv: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["sync", "--repo", "acme/ExecuTorch", "--api-url", "ftp://example.invalid"])
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err
+    assert "error: --api-url 'ftp://example.invalid' is not an http(s) URL" in err
+    assert "Traceback" not in err and TOKEN not in err
+    # build and check subprocesses (compilers, QEMU, sketches) would inherit os.environ
+    assert "GITHUB_TOKEN" not in os.environ
+    child = subprocess.run(
+        ["sh", "-c", 'echo "${GITHUB_TOKEN:-unset}"'], capture_output=True, text=True, check=True
+    )
+    assert child.stdout.strip() == "unset"
+
+
+# -- review findings: inputs are checked up front --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "expected"),
+    [
+        ("repo", "../..", r"--repo '\.\./\.\.' is not OWNER/NAME"),
+        ("repo", "acme/..", "is not OWNER/NAME"),
+        ("repo", "acme/.", "is not OWNER/NAME"),
+        ("repo", "acme/Exec Torch", "is not OWNER/NAME"),
+        ("repo", "-acme/ExecuTorch", "is not OWNER/NAME"),
+        ("repo", "acme/ExecuTorch/x", "is not OWNER/NAME"),
+        ("repo", "acme/ExecuTorch.git", "ends in .git"),
+        ("api_url", "ftp://example.invalid", r"--api-url .* is not an http\(s\) URL with a host"),
+        ("api_url", "api.github.com", r"is not an http\(s\) URL with a host"),
+        ("api_url", "https://", r"is not an http\(s\) URL with a host"),
+        ("api_url", "https://host:notaport/api/v3", "invalid port"),
+        ("api_url", "https://me:pw@host/api/v3", "must not carry credentials"),
+        ("api_url", "https://host/api/v3 ", "whitespace"),
+        ("base", "HEAD", "--base 'HEAD' is not a branch name"),
+        ("base", "refs/heads/main", "is not a branch name"),
+        ("base", "@{-1}", "is not a branch name"),
+        ("base", "a..b", "is not a valid git branch name"),
+        ("base", "-main", "is not a valid git branch name"),
+        ("base", "main.lock", "is not a valid git branch name"),
+        ("base", "sync/executorch-d756e7d8c200", "is a sync branch"),
+    ],
+)
+def test_bad_repo_api_url_or_base_is_refused_before_anything(
+    sync: Runner, fake: FakeGitHub, remote: Path, option: str, value: str, expected: str
+) -> None:
+    refs_before = branches(remote)
+    with pytest.raises(FatalError, match=expected):
+        sync("v1.5.1", "0.2.0", **{option: value})
+    assert fake.requests == [] and sync.build.calls == []
+    assert branches(remote) == refs_before
+
+
+def test_base_head_is_refused_even_though_the_clone_has_origin_head(
+    sync: Runner, fake: FakeGitHub, remote: Path
+) -> None:
+    with pytest.raises(FatalError, match="is not a branch name"):
+        sync("v1.5.1", "0.2.0", token=None, dry_run=True, base="HEAD")
+    assert sync.build.calls == []
+
+
+# -- review findings: preflight, unexpected failures after the push --------------------------
+
+
+def test_api_answer_for_another_repo_is_refused(
+    sync: Runner, fake: FakeGitHub, remote: Path
+) -> None:
+    def other_repo(method: str, template: str, payload: Any) -> Any:
+        if template == "/repos/{owner}/{repo}" and isinstance(payload, dict):
+            return payload | {"full_name": "someone/Else"}
+        return payload
+
+    fake.tamper = other_repo
+    refs_before = branches(remote)
+    with pytest.raises(
+        FatalError, match=r"full_name 'someone/Else'.*probably not a GitHub API root.*api/v3"
+    ):
+        sync("v1.5.1", "0.2.0")
+    assert branches(remote) == refs_before and writes(fake) == []
+    assert sync.build.calls == []
+
+
+@pytest.mark.parametrize(
+    ("content_type", "answer"),
+    [
+        ("text/html", b"<html><body>GitHub Enterprise: sign in</body></html>"),
+        ("application/json", b'{"current_user_url": "https://api.github.com/user"}'),
+    ],
+)
+def test_api_url_that_is_not_an_api_root_is_a_clear_error(
+    sync: Runner, fake: FakeGitHub, remote: Path, content_type: str, answer: bytes
+) -> None:
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    refs_before = branches(remote)
+    try:
+        with pytest.raises(
+            FatalError, match=r"no full_name.*probably not a GitHub API root"
+        ) as info:
+            sync("v1.5.1", "0.2.0", api_url=f"http://127.0.0.1:{server.server_port}")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert TOKEN not in str(info.value)
+    assert branches(remote) == refs_before and sync.build.calls == []
+
+
+class _FailsAfterPush(GitHubRepo):
+    """The API breaks in a way nobody planned for, after sync pushed."""
+
+    error: BaseException = RuntimeError("boom")
+
+    def find_open_pull(self, branch: str, base: str) -> Any:
+        raise self.error
+
+
+def test_unexpected_error_after_the_push_undoes_it_and_is_a_clear_error(
+    sync: Runner, fake: FakeGitHub, remote: Path
+) -> None:
+    first = sync("v1.5.1", "0.2.0")
+    refs_before, body_before = branches(remote), fake.pulls[1].body
+    sync.check.flash = 100_500  # a new report: a new commit is pushed
+    sync.repo_class = _FailsAfterPush
+    _FailsAfterPush.error = RuntimeError(f"server said: token {TOKEN} is odd")
+    with pytest.raises(FatalError, match=r"unexpected RuntimeError: .*was put back") as info:
+        sync("v1.5.1", "0.2.0")
+    assert TOKEN not in str(info.value) and "***" in str(info.value)
+    assert branches(remote) == refs_before  # the pushed commit was taken back
+    assert fake.pulls[1].body == body_before
+    assert first.status == "opened"
+
+
+def test_interrupt_after_the_push_undoes_it(sync: Runner, fake: FakeGitHub, remote: Path) -> None:
+    refs_before = branches(remote)
+    sync.repo_class = _FailsAfterPush
+    _FailsAfterPush.error = KeyboardInterrupt()
+    with pytest.raises(KeyboardInterrupt):
+        sync("v1.5.1", "0.2.0")
+    assert branches(remote) == refs_before  # the new sync branch was deleted again
+    assert fake.pulls == {}
+
+
+# -- review findings: a failed label is a warning --------------------------------------------
+
+
+def test_failed_label_is_a_warning_and_keeps_the_pr_and_branch(
+    sync: Runner, fake: FakeGitHub, remote: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.fail("POST", r"/labels$", 403, times=99)
+    result = sync("v1.5.1", "0.2.0")
+    assert result.status == "opened"
+    assert branches(remote)[result.branch] == result.commit
+    assert [(p.number, p.state, p.labels) for p in fake.pulls.values()] == [(1, "open", [])]
+    err = capsys.readouterr().err
+    assert "warning: pull request #1 is ready but has no 'sync' label" in err
+    assert "answered 403" in err
+
+    sync.check.flash = 100_500  # the update path too
+    again = sync("v1.5.1", "0.2.0")
+    assert again.status == "updated" and branches(remote)[again.branch] == again.commit
+    assert "100,500 B" in fake.pulls[1].body
+    assert "has no 'sync' label" in capsys.readouterr().err
+
+
+# -- review findings: versions used elsewhere, relabelling -----------------------------------
+
+
+def test_version_carried_by_another_open_sync_branch_is_refused(
+    sync: Runner, fake: FakeGitHub, remote: Path
+) -> None:
+    sync("v1.5.1", "0.5.0")  # open PR for SHA_OLD as 0.5.0, not merged
+    refs_before, writes_before = branches(remote), len(writes(fake))
+    with pytest.raises(
+        FatalError,
+        match=rf"0\.5\.0 was already used on the open sync branch {branch_of(SHA_OLD)} "
+        rf"for ExecuTorch {SHA_OLD[:12]}",
+    ):
+        sync("main", "0.5.0")
+    assert branches(remote) == refs_before and len(writes(fake)) == writes_before
+    assert len(sync.check.checked) == 1
+
+
+def _tag_side_commit(remote: Path, work: Path, tag: str, version: str, pin: str) -> None:
+    """A commit off main (a release branch nobody merged) with `version` for `pin`, tagged."""
+    git("clone", "--quiet", str(remote), str(work))
+    git("checkout", "--quiet", "-b", "release", cwd=work)
+    (work / "library.properties").write_text(f"name=ExecuTorch\nversion={version}\n")
+    (work / "executorch_pin.txt").write_text(pin + "\n")
+    git("add", "-A", cwd=work)
+    git("commit", "--quiet", "-m", "release", cwd=work)
+    git("tag", "-a", "-m", "release", tag, cwd=work)
+    git("push", "--quiet", "origin", f"refs/tags/{tag}", cwd=work)
+
+
+def test_version_carried_by_a_tag_for_another_pin_is_refused(
+    sync: Runner, fake: FakeGitHub, remote: Path, tmp_path: Path
+) -> None:
+    _tag_side_commit(remote, tmp_path / "rel", "release-2024", "0.2.0", "a" * 40)
+    refs_before = branches(remote)
+    with pytest.raises(
+        FatalError, match=r"0\.2\.0 was already used at tag release-2024 for ExecuTorch a{12}"
+    ):
+        sync("v1.5.1", "0.2.0")
+    assert branches(remote) == refs_before and writes(fake) == []
+    # the same tag for the same pin is no reuse
+    assert sync("v1.5.1", "0.2.1").status == "opened"
+
+
+def test_version_tagged_without_v_is_refused(sync: Runner, fake: FakeGitHub, remote: Path) -> None:
+    git("tag", "0.2.0", "main", cwd=remote)
+    with pytest.raises(FatalError, match=r"already released as tag 0\.2\.0;.*0\.2\.1"):
+        sync("v1.5.1", "0.2.0")
+    assert writes(fake) == []
+
+
+def test_published_pin_is_never_relabelled(
+    sync: Runner, fake: FakeGitHub, remote: Path, tmp_path: Path
+) -> None:
+    first = sync("v1.5.1", "0.2.0")
+    merge_into_main(remote, first.branch, tmp_path / "merge")
+    sync.build.extra = {"src/new_header.h": "#pragma once\n"}  # generator changed, same pin
+    refs_before, writes_before = branches(remote), len(writes(fake))
+    for version in ("0.2.1", None):  # explicit, and derived from version.txt (1.5.1)
+        with pytest.raises(
+            FatalError,
+            match=rf"ExecuTorch {SHA_OLD[:12]} is already published on main as library version "
+            r"0\.2\.0; published sources are never relabelled.*--library-version 0\.2\.0",
+        ):
+            sync("v1.5.1", version)
+    assert branches(remote) == refs_before and len(writes(fake)) == writes_before
+    assert sync("v1.5.1", "0.2.0").status == "opened"
+
+
+# -- review findings: a maintainer's commits on the sync branch ------------------------------
+
+
+def test_maintainer_commits_on_the_sync_branch_are_never_discarded(
+    sync: Runner, fake: FakeGitHub, remote: Path, tmp_path: Path
+) -> None:
+    first = sync("v1.5.1", "0.2.0")
+    work = tmp_path / "maintainer"
+    git("clone", "--quiet", "--branch", first.branch, str(remote), str(work))
+    (work / "src" / "fix.h").write_text("// a maintainer's fix\n")
+    git("add", "-A", cwd=work)
+    git("commit", "--quiet", "-m", "Fix a header by hand", cwd=work)
+    git("push", "--quiet", "origin", first.branch, cwd=work)
+    refs_before, body_before = branches(remote), fake.pulls[1].body
+    sync.check.flash = 100_500
+
+    with pytest.raises(
+        FatalError,
+        match=r"(?s)has commits by someone other than the bot.*Maintainer "
+        r"<maintainer@example\.invalid>: Fix a header by hand.*delete the branch",
+    ):
+        sync("v1.5.1", "0.2.0")
+    assert branches(remote) == refs_before
+    assert show(remote, first.branch, "src/fix.h") == "// a maintainer's fix"
+    assert fake.pulls[1].body == body_before and fake.pulls[1].updates == 0
+
+
+# -- review findings: the committed check report is stable -----------------------------------
+
+
+@dataclass
+class _VolatileReport(FakeReport):
+    """A report with what a real one has that changes from run to run."""
+
+    library: Path = Path("/nowhere")
+    run: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        data |= {
+            "library": str(self.library),
+            "seconds": 12.5 + self.run,
+            "cache": {"hits": self.run, "misses": 3 - self.run, "failures": 0},
+            "model_check": {"library": str(self.library), "passed": True},
+        }
+        example = data["examples"][0]
+        example["seconds"] = 3.25 + self.run
+        example["stages"] = [
+            {
+                "stage": "compile",
+                "status": "pass",
+                "summary": "compiled",
+                "details": f"{self.library}/src/executorch/runtime/core/evalue.h: ok",
+            }
+        ]
+        for run in example["runs"]:
+            run["seconds"] = 0.5 + self.run
+        return data
+
+
+def test_committed_report_drops_times_cache_counts_and_paths(
+    sync: Runner, fake: FakeGitHub, remote: Path
+) -> None:
+    runs = iter(range(2))
+
+    def volatile_check(library: Path, options: Any) -> _VolatileReport:
+        return _VolatileReport(True, 100_000, 20_000, library=library, run=next(runs))
+
+    sync.check = volatile_check  # type: ignore[assignment]
+    first = sync("v1.5.1", "0.2.0")
+    before = branches(remote)[first.branch]
+    second = sync("v1.5.1", "0.2.0")
+
+    assert second.status == "updated"
+    assert branches(remote)[first.branch] == before  # nothing new to push
+    report = report_in(remote, first.branch)
+    text = show(remote, first.branch, "extras/check_report.json")
+    assert "seconds" not in text and "cache" not in text and "hits" not in text
+    assert str(sync.tmp_path) not in text and "/tmp" not in text
+    assert report["library"] == "." and report["model_check"]["library"] == "."
+    stage = report["examples"][0]["stages"][0]
+    assert stage["details"] == "./src/executorch/runtime/core/evalue.h: ok"
+    assert report["examples"][0]["sizes"] == {"flash": 100_000, "ram": 20_000}

@@ -17,7 +17,7 @@ from generator.sync.body import (
     size_rows,
 )
 from generator.sync.git import TOKEN_ENV, git_env, properties_version
-from generator.sync.version import check_version_unused, next_patch
+from generator.sync.version import VersionUse, check_version_unused, next_patch
 
 PIN_A = "a" * 40
 PIN_B = "b" * 40
@@ -25,19 +25,26 @@ PIN_B = "b" * 40
 
 def test_version_tagged_is_refused_with_a_suggestion() -> None:
     with pytest.raises(FatalError, match=r"tag v0\.2\.0.*--library-version 0\.2\.1"):
-        check_version_unused("0.2.0", PIN_A, {"v0.1.0", "v0.2.0"}, [], "main")
+        check_version_unused("0.2.0", PIN_A, {"v0.1.0", "v0.2.0"}, [])
+    with pytest.raises(FatalError, match=r"already released as tag 0\.2\.0;"):
+        check_version_unused("0.2.0", PIN_A, {"0.2.0"}, [])
 
 
 def test_version_used_for_another_pin_is_refused() -> None:
-    history = [("0.3.0", PIN_A, "c" * 40), ("0.2.0", PIN_B, "d" * 40)]
-    with pytest.raises(FatalError, match=r"0\.2\.0 was already used on main for ExecuTorch b{12}"):
-        check_version_unused("0.2.0", PIN_A, set(), history, "main")
+    uses = [
+        VersionUse("0.3.0", PIN_A, "on main", "c" * 40),
+        VersionUse("0.2.0", PIN_B, "at tag x", "d" * 40),
+    ]
+    with pytest.raises(
+        FatalError, match=r"0\.2\.0 was already used at tag x for ExecuTorch b{12} \(commit d{12}\)"
+    ):
+        check_version_unused("0.2.0", PIN_A, set(), uses)
 
 
 def test_version_used_for_the_same_pin_or_unused_passes() -> None:
-    history = [("0.2.0", PIN_A, "c" * 40)]
-    check_version_unused("0.2.0", PIN_A, {"v0.1.0"}, history, "main")
-    check_version_unused("0.4.0", PIN_A, {"v0.1.0"}, history, "main")
+    uses = [VersionUse("0.2.0", PIN_A, "on main", "c" * 40)]
+    check_version_unused("0.2.0", PIN_A, {"v0.1.0"}, uses)
+    check_version_unused("0.4.0", PIN_A, {"v0.1.0"}, uses)
 
 
 def test_next_patch() -> None:
@@ -157,3 +164,12 @@ def test_emulated_runs_reads_the_check_report_shape() -> None:
     assert emulated_runs(report) == [("Hello", ["hi", "=== DONE ==="])]
     body = render_body(facts(runs=emulated_runs(report)))
     assert "**Hello**\n```\nhi\n=== DONE ===\n```" in body
+
+
+def test_redact_hides_the_token_also_as_an_exception_repr_shows_it() -> None:
+    from generator.sync.github import redact
+
+    token = "ghp_abc123\n"
+    text = "Invalid leading whitespace in header value: 'token ghp_abc123\\n' / ghp_abc123"
+    assert "ghp_abc123" not in redact(text, token)
+    assert redact("nothing", None) == "nothing"

@@ -14,10 +14,15 @@ from generator.sync.github import DEFAULT_API_URL
 def sync(args: argparse.Namespace) -> int:
     """Run sync with the parsed options; the token comes from GITHUB_TOKEN.
 
+    GITHUB_TOKEN is taken out of this process's environment first, so nothing sync starts
+    (the build, compilers, QEMU, the example binaries) inherits it; git gets it only through
+    the askpass environment `generator.sync.git.git_env` passes to each git command.
+
     Returns:
         0 when a pull request was opened or updated, the repo is already in sync, or a dry run
         finished; failures raise FatalError (exit 1).
     """
+    token = os.environ.pop("GITHUB_TOKEN", None)
     options = SyncOptions(
         build=options_from_args(args),
         repo=args.repo,
@@ -29,5 +34,5 @@ def sync(args: argparse.Namespace) -> int:
         compiler=args.compiler,
         run=not args.no_run,
     )
-    run_sync(options, os.environ.get("GITHUB_TOKEN") or None)
+    run_sync(options, token)
     return 0

@@ -43,16 +43,25 @@ from generator.sync.body import (
     render_body,
     size_rows,
 )
-from generator.sync.github import DEFAULT_API_URL, SYNC_LABEL, GitHubRepo, PullRequestResult
+from generator.sync.github import (
+    DEFAULT_API_URL,
+    SYNC_LABEL,
+    GitHubRepo,
+    PullRequestResult,
+    redact,
+)
+from generator.sync.inputs import check_api_url, check_base, check_repo, clean_token
+from generator.sync.report import committed_report
 from generator.sync.tree import read_texts, replace_generated
-from generator.sync.version import check_version_unused
+from generator.sync.version import check_not_relabelled, check_version_unused
 
 DEFAULT_BOT_NAME = "executorch-arduino-bot"
 DEFAULT_BOT_EMAIL = "executorch-arduino-bot@users.noreply.github.com"
 PROPERTIES_FILE = "library.properties"
 #: Files whose change alone does not make a sync worth a pull request.
 _VOLATILE = frozenset({PROVENANCE_FILE, CHECK_REPORT_FILE})
-_REPO_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+#: Every sync branch starts with this (other open sync branches are checked for versions).
+SYNC_PREFIX = "sync/"
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -130,7 +139,7 @@ class SyncResult:
 
 def sync_branch(sha: str) -> str:
     """`sync/executorch-<first 12 hex digits of the SHA>`."""
-    return f"sync/executorch-{sha[:12]}"
+    return f"{SYNC_PREFIX}executorch-{sha[:12]}"
 
 
 def _default_build(options: BuildOptions, out: Path) -> BuildResult:
@@ -179,22 +188,25 @@ def run_sync(
 
     Args:
         options: see `SyncOptions`.
-        token: GitHub token (from GITHUB_TOKEN); needed unless `dry_run`. Never printed,
-            never written to git config or to disk.
+        token: GitHub token (from GITHUB_TOKEN; surrounding whitespace is dropped); needed
+            unless `dry_run`. Never printed, never written to git config or to disk.
         build, check, connect: the build, check and GitHub back ends (tests inject their own).
         say: progress lines (stderr); emit: results for the user (stdout: the report, body).
     Returns:
         What was done (see `SyncResult`).
     Raises:
-        FatalError: bad options, missing token, GitHub or git failures (401, 403, 404, 422,
-            rate limits and 5xx after bounded retries, network down, protected branch, push
-            rejected), unknown ref (from the build), a reused version, or a failing check.
-            The library repo is left as it was.
+        FatalError: bad options (repo, API URL, base branch, a token with spaces, control or
+            non-ASCII characters), missing token, an API URL that is not GitHub's, GitHub or
+            git failures (401, 403, 404, 422, rate limits and 5xx after bounded retries,
+            network down, protected branch, push rejected), unknown ref (from the build), a
+            reused version or relabelled pin, a maintainer's commits on the sync branch, or a
+            failing check. The library repo is left as it was (a push is undone when anything
+            after it fails, even unexpectedly).
     """
-    if not _REPO_NAME.match(options.repo):
-        raise FatalError(f"--repo {options.repo!r} is not OWNER/NAME, e.g. pytorch/executorch")
-    if options.base.startswith("sync/"):
-        raise FatalError(f"--base {options.base!r} is a sync branch; target e.g. main")
+    token = clean_token(token)
+    check_repo(options.repo)
+    check_api_url(options.api_url)
+    check_base(options.base)
     if options.build.library_version is not None:
         from generator.version import check_explicit_version
 
@@ -268,18 +280,29 @@ def _sync_in(
             upstream_version=built.upstream_version,
         )
 
-    check_version_unused(
-        built.library_version,
-        built.sha,
-        g.tag_names(lib),
-        g.versions_in_history(lib, base_rev, PROPERTIES_FILE, PIN_FILE),
-        options.base,
-    )
+    old_remote = g.remote_branch_sha(lib, branch)
+    if old_remote is not None:
+        foreign = g.foreign_commits(lib, old_remote, base_rev, options.identity)
+        if foreign:
+            shown = "\n".join(f"  {line}" for line in foreign[:10])
+            raise FatalError(
+                f"the sync branch {branch} on the library repo has commits by someone other "
+                f"than the bot ({options.identity.name} <{options.identity.email}>):\n{shown}\n"
+                "sync would replace them: merge the pull request or take the changes elsewhere, "
+                "then delete the branch, and run sync again"
+            )
+    _check_version(options, built, lib, base_rev, branch)
 
     say("checking the regenerated library")
     report = check(built.out, options)
     report_dict = report.to_dict()
-    # The library's own report names it relative to itself, not by the temporary build path.
+    # The library's own report names it relative to itself and holds nothing that changes
+    # from run to run (times, cache counts, this machine's paths), so re-syncing an unchanged
+    # ref writes the same file.
+    roots = {built.out: ".", work: "<work>"}
+    if options.build.cache_dir is not None:
+        roots[options.build.cache_dir] = "<cache>"
+    report_dict = committed_report(report_dict, roots)
     for part in (report_dict, report_dict.get("model_check")):
         if isinstance(part, dict) and "library" in part:
             part["library"] = "."
@@ -316,7 +339,6 @@ def _sync_in(
         options.identity,
         genv,
     )
-    old_remote = g.remote_branch_sha(lib, branch)
     pushed = False
     if old_remote is not None and lib.commit(old_remote).tree == lib.commit(new_commit).tree:
         say(f"{branch} already holds this tree; not pushing")
@@ -329,10 +351,26 @@ def _sync_in(
         pushed = True
     try:
         pull = gh.open_or_update(branch, options.base, title, body, SYNC_LABEL)
-    except FatalError as e:
+    except BaseException as e:
+        # Whatever went wrong (Ctrl-C included), the library repo must not keep a pushed
+        # branch without its pull request.
         if pushed:
             _undo_push(lib, branch, old_remote, new_commit, genv, say)
-        raise e from None
+        if isinstance(e, FatalError):
+            raise e from None
+        if isinstance(e, Exception):
+            undone = f"; {branch} was put back as it was" if pushed else ""
+            raise FatalError(
+                f"could not open or update the pull request for {branch}: unexpected "
+                f"{type(e).__name__}: {redact(str(e), genv.token)}{undone}; run sync again, "
+                "and report this if it persists"
+            ) from None
+        raise
+    if pull.label_warning:
+        say(
+            f"warning: pull request #{pull.number} is ready but has no {SYNC_LABEL!r} label: "
+            f"{pull.label_warning}"
+        )
     verb = "opened" if pull.created else "updated"
     emit(f"{verb} pull request #{pull.number}: {pull.url}")
     return SyncResult(
@@ -345,6 +383,31 @@ def _sync_in(
         body=body,
         upstream_version=built.upstream_version,
     )
+
+
+def _check_version(
+    options: SyncOptions, built: BuildResult, lib: Repo, base_rev: str, branch: str
+) -> None:
+    """Refuse a version the library repo already uses for another pin (base history, tags,
+    other open sync branches), and a relabelling of the pin the base branch publishes."""
+    base_pin = g.file_at(lib, base_rev, PIN_FILE)
+    check_not_relabelled(
+        built.library_version,
+        built.sha,
+        g.properties_version(g.file_at(lib, base_rev, PROPERTIES_FILE)),
+        base_pin.strip() if base_pin else None,
+        options.base,
+    )
+    others = [
+        (f"refs/remotes/origin/{name}", f"on the open sync branch {name}")
+        for name in g.remote_branches(lib, SYNC_PREFIX)
+        if name != branch
+    ]
+    uses = [
+        *g.versions_in_history(lib, base_rev, PROPERTIES_FILE, PIN_FILE, f"on {options.base}"),
+        *g.versions_at(lib, [*g.tag_revs(lib), *others], PROPERTIES_FILE, PIN_FILE),
+    ]
+    check_version_unused(built.library_version, built.sha, g.tag_names(lib), uses)
 
 
 @contextmanager

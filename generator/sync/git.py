@@ -22,6 +22,7 @@ from git import Blob, Git, GitCommandError, Repo
 from git.exc import BadName
 
 from generator.errors import FatalError
+from generator.sync.version import VersionUse
 
 #: The environment variable the askpass script reads the token from (set for git only).
 TOKEN_ENV = "EXECUTORCH_SYNC_GIT_TOKEN"
@@ -227,25 +228,76 @@ def properties_version(text: str | None) -> str | None:
 
 
 def versions_in_history(
-    repo: Repo, rev: str, properties: str, pin_file: str
-) -> list[tuple[str, str | None, str]]:
-    """Every (version, pin, commit SHA) the history of `rev` has published.
+    repo: Repo, rev: str, properties: str, pin_file: str, where: str
+) -> list[VersionUse]:
+    """Every version the history of `rev` has published, with its pin.
 
     Walks the commits that touched `properties` or `pin_file` (first parent and merges alike)
     and reads both files at each.
 
+    Args:
+        where: how messages name `rev`, e.g. "on main".
     Returns:
-        [(version from `version=`, pin SHA or None, commit hexsha)], newest first.
+        One `VersionUse` per such commit with a `version=`, newest first.
     """
-    seen: list[tuple[str, str | None, str]] = []
+    seen: list[VersionUse] = []
     for commit in repo.iter_commits(rev, paths=[properties, pin_file]):
-        version = properties_version(file_at(repo, commit.hexsha, properties))
-        if version is None:
-            continue
-        pin_text = file_at(repo, commit.hexsha, pin_file)
-        pin = pin_text.strip() if pin_text else None
-        seen.append((version, pin, str(commit.hexsha)))
+        use = _version_use(repo, str(commit.hexsha), properties, pin_file, where)
+        if use is not None:
+            seen.append(use)
     return seen
+
+
+def versions_at(
+    repo: Repo, revs: Sequence[tuple[str, str]], properties: str, pin_file: str
+) -> list[VersionUse]:
+    """The version and pin at the tip of each `(rev, where)` that has a `version=`."""
+    found: list[VersionUse] = []
+    for rev, where in revs:
+        try:
+            sha = str(repo.commit(rev).hexsha)
+        except (ValueError, GitCommandError, BadName):
+            continue  # e.g. a tag of a tree or blob: no library.properties to read
+        use = _version_use(repo, sha, properties, pin_file, where)
+        if use is not None:
+            found.append(use)
+    return found
+
+
+def _version_use(
+    repo: Repo, sha: str, properties: str, pin_file: str, where: str
+) -> VersionUse | None:
+    version = properties_version(file_at(repo, sha, properties))
+    if version is None:
+        return None
+    pin_text = file_at(repo, sha, pin_file)
+    return VersionUse(version, pin_text.strip() if pin_text else None, where, sha)
+
+
+def tag_revs(repo: Repo) -> list[tuple[str, str]]:
+    """`(refs/tags/<name>, "at tag <name>")` for every tag of the clone."""
+    return [(f"refs/tags/{t.name}", f"at tag {t.name}") for t in repo.tags]
+
+
+def remote_branches(repo: Repo, prefix: str) -> list[str]:
+    """Names of the remote's branches (as cloned) that start with `prefix`, sorted."""
+    start = "refs/remotes/origin/"
+    out = repo.git.for_each_ref("--format=%(refname)", start + prefix.rstrip("/"))
+    names = (line[len(start) :] for line in out.splitlines() if line.startswith(start))
+    return sorted(name for name in names if name.startswith(prefix))
+
+
+def foreign_commits(repo: Repo, tip: str, base_rev: str, identity: Identity) -> list[str]:
+    """Commits on `tip` that `base_rev` lacks whose author is not `identity` (a maintainer's
+    work on the sync branch), as "<short sha> <author name> <email>: <subject>" lines."""
+    found: list[str] = []
+    for commit in repo.iter_commits(f"{base_rev}..{tip}"):
+        author = commit.author
+        if (author.name, (author.email or "").lower()) == (identity.name, identity.email.lower()):
+            continue
+        subject = str(commit.summary)
+        found.append(f"{commit.hexsha[:12]} {author.name} <{author.email}>: {subject}")
+    return found
 
 
 def tag_names(repo: Repo) -> set[str]:

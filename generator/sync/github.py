@@ -48,11 +48,13 @@ class RepoInfo:
 
 @dataclass(frozen=True)
 class PullRequestResult:
-    """The sync pull request after `open_or_update`: number, html URL, whether it was created."""
+    """The sync pull request after `open_or_update`: number, html URL, whether it was created,
+    and why it could not be labelled (None: labelled)."""
 
     number: int
     url: str
     created: bool
+    label_warning: str | None = None
 
 
 class GitHubRepo:
@@ -97,7 +99,7 @@ class GitHubRepo:
     # -- errors and retries -------------------------------------------------------------
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._token, "***") if self._token else text
+        return redact(text, self._token)
 
     def _explain(self, error: GithubException, what: str) -> FatalError:
         data = error.data if isinstance(error.data, dict) else {}
@@ -192,6 +194,20 @@ class GitHubRepo:
                         f"({type(e).__name__}); check the network and --api-url"
                     ) from None
                 wait = 2.0**attempt
+            except FatalError:
+                raise
+            except requests.exceptions.RequestException as e:
+                raise FatalError(
+                    f"could not {what}: the request to {self.api_url} failed "
+                    f"({type(e).__name__}: {self._redact(str(e))}); check --api-url"
+                ) from None
+            except Exception as e:
+                # PyGithub meeting an answer that is not GitHub's (HTML, a redirect loop ...)
+                raise FatalError(
+                    f"could not {what}: unexpected answer from {self.api_url} "
+                    f"({type(e).__name__}: {self._redact(str(e))}); check that --api-url is "
+                    "GitHub's REST API root (GitHub Enterprise: https://HOST/api/v3)"
+                ) from None
             self._sleep(wait)
             attempt += 1
             if before_retry is not None:
@@ -214,14 +230,35 @@ class GitHubRepo:
             FatalError: 401, 403, 404, network down; or the token lacks push permission.
         """
         repo = self.repository()
-        perms = repo.permissions
+        raw = self._call(f"read {self.name}", lambda: dict(repo.raw_data))
+        full_name = raw.get("full_name")
+        owner = raw.get("owner")
+        login = owner.get("login") if isinstance(owner, dict) else None
+        if (
+            not isinstance(full_name, str)
+            or full_name.lower() != self.name.lower()
+            or not isinstance(login, str)
+            or not login
+        ):
+            said = f"full_name {full_name!r}" if isinstance(full_name, str) else "no full_name"
+            raise FatalError(
+                f"{self.api_url} did not answer GET /repos/{self.name} with that repository "
+                f"({said}, owner login {login!r}): the --api-url is probably not a GitHub API "
+                "root; give https://api.github.com, or for GitHub Enterprise https://HOST/api/v3"
+            )
+        perms = self._call(f"read {self.name}", lambda: repo.permissions)
         can_push = bool(perms.push) if perms is not None else None
         if can_push is False:
             raise FatalError(
                 f"the token may not push to {repo.full_name}: give it contents: write and "
                 "pull-requests: write on this repository"
             )
-        return RepoInfo(repo.full_name, repo.clone_url, repo.default_branch, can_push)
+        return RepoInfo(
+            full_name,
+            str(raw.get("clone_url") or ""),
+            str(raw.get("default_branch") or ""),
+            can_push,
+        )
 
     def find_open_pull(self, branch: str, base: str) -> PullRequest | None:
         """The open pull request from `branch` (in this repo) into `base`, or None.
@@ -244,7 +281,8 @@ class GitHubRepo:
     ) -> PullRequestResult:
         """Update the open pull request for `branch`, or open one; then make sure it has `label`.
 
-        Never opens a second pull request for the same branch.
+        Never opens a second pull request for the same branch. A failed label does not fail
+        the call (the pull request is fine without it): the result's `label_warning` says why.
 
         Raises:
             FatalError: 401/403/422/429/5xx/network failures, explained.
@@ -264,9 +302,15 @@ class GitHubRepo:
                 before_retry=lambda: self.find_open_pull(branch, base),
             )
             created = True
+        warning = None
         if label not in {lb.name for lb in pull.labels}:
-            self._call(f"label pull request #{pull.number}", lambda: self._add_label(pull, label))
-        return PullRequestResult(pull.number, pull.html_url, created)
+            try:
+                self._call(
+                    f"label pull request #{pull.number}", lambda: self._add_label(pull, label)
+                )
+            except FatalError as e:
+                warning = str(e)
+        return PullRequestResult(pull.number, pull.html_url, created, warning)
 
     def _add_label(self, pull: PullRequest, label: str) -> None:
         """POST /repos/{owner}/{repo}/issues/{n}/labels with `{"labels": [label]}`.
@@ -278,6 +322,17 @@ class GitHubRepo:
         self._github.requester.requestJsonAndCheck(
             "POST", f"{pull.issue_url}/labels", input={"labels": [label]}
         )
+
+
+def redact(text: str, token: str | None) -> str:
+    """`text` with `token` replaced by `***`, also as it appears stripped or escaped (a repr
+    in an exception message shows a newline as backslash-n)."""
+    if not token:
+        return text
+    for form in sorted({token, token.strip(), repr(token)[1:-1]}, key=len, reverse=True):
+        if form:
+            text = text.replace(form, "***")
+    return text
 
 
 def _is_rate_limit(error: GithubException) -> bool:
