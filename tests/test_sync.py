@@ -33,6 +33,7 @@ from sync_fixtures import (
     show,
 )
 
+from generator.checkout import default_cache_dir
 from generator.errors import FatalError
 from generator.main import main
 from generator.pipeline import BuildOptions
@@ -956,7 +957,13 @@ class _VolatileReport(FakeReport):
                 "status": "pass",
                 "summary": "compiled",
                 "details": f"{self.library}/src/executorch/runtime/core/evalue.h: ok",
-            }
+            },
+            {
+                "stage": "sizes",
+                "status": "pass",
+                "summary": "measured",
+                "details": f"objects from {default_cache_dir()}/objects/ab.o",
+            },
         ]
         for run in example["runs"]:
             run["seconds"] = 0.5 + self.run
@@ -980,9 +987,27 @@ def test_committed_report_drops_times_cache_counts_and_paths(
     assert branches(remote)[first.branch] == before  # nothing new to push
     report = report_in(remote, first.branch)
     text = show(remote, first.branch, "extras/check_report.json")
-    assert "seconds" not in text and "cache" not in text and "hits" not in text
+    assert "seconds" not in text and '"cache"' not in text and "hits" not in text
     assert str(sync.tmp_path) not in text and "/tmp" not in text
     assert report["library"] == "." and report["model_check"]["library"] == "."
     stage = report["examples"][0]["stages"][0]
     assert stage["details"] == "./src/executorch/runtime/core/evalue.h: ok"
+    assert report["examples"][0]["stages"][1]["details"] == "objects from <cache>/objects/ab.o"
     assert report["examples"][0]["sizes"] == {"flash": 100_000, "ram": 20_000}
+
+
+def test_indented_version_line_on_the_base_counts_as_used(
+    spec: GitHubSpec, tmp_path: Path, gitenv: dict[str, str]
+) -> None:
+    remote = make_library_remote(
+        tmp_path / "remote",
+        {
+            "library.properties": "name=ExecuTorch\r\n  version=0.2.0\r\n",
+            "executorch_pin.txt": "b" * 40 + "\n",
+        },
+    )
+    with FakeGitHub(spec, OWNER, NAME, TOKEN, git_dir=remote) as fake:
+        with pytest.raises(FatalError, match=r"0\.2\.0 was already used on main for ExecuTorch b"):
+            Runner(fake, remote, tmp_path)("v1.5.1", "0.2.0")
+        assert writes(fake) == []
+        fake.assert_clean()

@@ -299,9 +299,13 @@ def _sync_in(
     # The library's own report names it relative to itself and holds nothing that changes
     # from run to run (times, cache counts, this machine's paths), so re-syncing an unchanged
     # ref writes the same file.
-    roots = {built.out: ".", work: "<work>"}
-    if options.build.cache_dir is not None:
-        roots[options.build.cache_dir] = "<cache>"
+    from generator.checkout import default_cache_dir
+
+    roots = {
+        built.out: ".",
+        work: "<work>",
+        options.build.cache_dir or default_cache_dir(): "<cache>",
+    }
     report_dict = committed_report(report_dict, roots)
     for part in (report_dict, report_dict.get("model_check")):
         if isinstance(part, dict) and "library" in part:

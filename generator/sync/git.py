@@ -216,7 +216,9 @@ def files_under(repo: Repo, rev: str, folder: str) -> dict[str, str]:
     return result
 
 
-_VERSION_LINE = re.compile(r"^version\s*=\s*(\S+)\s*$", re.MULTILINE)
+#: arduino-cli's properties reader trims each line before splitting at `=`, so an indented
+#: `version=` counts too (go-properties-orderedmap, `Load`).
+_VERSION_LINE = re.compile(r"^[ \t]*version[ \t]*=[ \t]*(\S+)\s*$", re.MULTILINE)
 
 
 def properties_version(text: str | None) -> str | None:
