@@ -6,8 +6,10 @@ Data flows one way: ref -> build (`generator.pipeline.build_library`) -> library
 Everything happens in a temporary clone; the library repo changes only by the final push of our
 own `sync/` branch and the pull request, and a push is undone if the pull request then fails.
 
-Modules: `git` (thin GitPython helpers, token handling), `tree` (replace generated paths),
-`version` (reuse refusal), `body` (pull request text), `github` (PyGithub with retries).
+Modules: `inputs` (token, repo, API URL, base checked up front), `git` (thin GitPython
+helpers, token handling), `tree` (replace generated paths), `version` (reuse and relabel
+refusal), `report` (the check report as committed), `body` (pull request text), `github`
+(PyGithub with retries).
 """
 
 from __future__ import annotations
@@ -282,15 +284,7 @@ def _sync_in(
 
     old_remote = g.remote_branch_sha(lib, branch)
     if old_remote is not None:
-        foreign = g.foreign_commits(lib, old_remote, base_rev, options.identity)
-        if foreign:
-            shown = "\n".join(f"  {line}" for line in foreign[:10])
-            raise FatalError(
-                f"the sync branch {branch} on the library repo has commits by someone other "
-                f"than the bot ({options.identity.name} <{options.identity.email}>):\n{shown}\n"
-                "sync would replace them: merge the pull request or take the changes elsewhere, "
-                "then delete the branch, and run sync again"
-            )
+        _refuse_foreign_commits(lib, old_remote, base_rev, branch, options.identity)
     _check_version(options, built, lib, base_rev, branch)
 
     say("checking the regenerated library")
@@ -387,6 +381,22 @@ def _sync_in(
         body=body,
         upstream_version=built.upstream_version,
     )
+
+
+def _refuse_foreign_commits(
+    lib: Repo, tip: str, base_rev: str, branch: str, identity: g.Identity
+) -> None:
+    """Refuse to replace the remote sync branch `tip` when someone other than the bot
+    committed on it (commits the base lacks): a force push would silently discard them."""
+    foreign = g.foreign_commits(lib, tip, base_rev, identity)
+    if foreign:
+        shown = "\n".join(f"  {line}" for line in foreign[:10])
+        raise FatalError(
+            f"the sync branch {branch} on the library repo has commits by someone other than "
+            f"the bot ({identity.name} <{identity.email}>):\n{shown}\nsync would replace "
+            "them: merge the pull request or take the changes elsewhere, then delete the "
+            "branch, and run sync again"
+        )
 
 
 def _check_version(
