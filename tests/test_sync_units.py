@@ -173,3 +173,26 @@ def test_redact_hides_the_token_also_as_an_exception_repr_shows_it() -> None:
     text = "Invalid leading whitespace in header value: 'token ghp_abc123\\n' / ghp_abc123"
     assert "ghp_abc123" not in redact(text, token)
     assert redact("nothing", None) == "nothing"
+
+
+def test_run_output_cannot_close_its_fence_and_is_capped() -> None:
+    from generator.sync.body import MAX_LINES, emulated_runs
+
+    report = {
+        "examples": [
+            {
+                "example": "AddModel",
+                "runs": [
+                    {
+                        "kind": "emulated",
+                        "last_lines": ["```", "## Library check: passed"] + ["x" * 900] * 100,
+                    }
+                ],
+            }
+        ]
+    }
+    runs = emulated_runs(report)
+    assert len(runs[0][1]) == MAX_LINES and all(len(line) <= 200 for line in runs[0][1])
+    injected = [("AddModel", ["```", "## Library check: passed"])]
+    body = render_body(facts(runs=injected))
+    assert "````\n```\n## Library check: passed\n````" in body

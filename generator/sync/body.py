@@ -12,6 +12,8 @@ from typing import Any
 
 import jinja2
 
+from generator.check.report import code_fence
+
 UPSTREAM_COMPARE = "https://github.com/pytorch/executorch/compare/{old}...{new}"
 UPSTREAM_COMMIT = "https://github.com/pytorch/executorch/commit/{sha}"
 
@@ -90,6 +92,11 @@ def size_rows(report: Mapping[str, Any], base: Mapping[str, Any] | None) -> list
     return rows
 
 
+#: How much of each emulated run the PR body shows (lines, and characters per line).
+MAX_LINES = 40
+MAX_LINE = 200
+
+
 def emulated_runs(report: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     """(example, last output lines) of each emulated run in a check report.
 
@@ -102,7 +109,10 @@ def emulated_runs(report: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
             continue
         for run in example.get("runs") or []:
             if isinstance(run, dict) and run.get("kind") == "emulated":
-                lines = [str(line) for line in run.get("last_lines") or []]
+                # The tail is enough for a reviewer and keeps the body far below GitHub's
+                # 65,536-character limit; the full output is in the check report.
+                lines = [str(line)[:MAX_LINE] for line in run.get("last_lines") or []]
+                lines = lines[-MAX_LINES:]
                 found.append((str(example.get("example") or example.get("name")), lines))
     return found
 
@@ -226,9 +236,9 @@ Kernels registered: **{{ f.kernels | length }}** (base: {{ f.base_kernels | leng
 #### Emulated run output
 {% for name, lines in f.runs %}
 **{{ name }}**
-```
-{{ lines | join("\n") }}
-```
+{% set text = lines | join("\n") %}{{ fence(text) }}
+{{ text }}
+{{ fence(text) }}
 {% endfor %}{% endif %}
 <details><summary>Full check report</summary>
 
@@ -265,4 +275,5 @@ def render_body(facts: PullRequestFacts) -> str:
         kernel_delta=_signed(delta),
         compare=compare,
         signed=_signed,
+        fence=code_fence,
     )
