@@ -73,7 +73,7 @@ def _compile_everything(lib: Path) -> list[str]:
     jobs = []
     for source in sorted(p for p in (lib / "src").rglob("*") if p.suffix in (".c", ".cpp")):
         rel = source.relative_to(lib).as_posix()
-        argv = GCC_ARM._argv(rel, ("src", str(CORE_INCLUDE)))
+        argv = GCC_ARM.compile_argv(rel, ("src", str(CORE_INCLUDE)))
         assert all(flag in argv for flag in ISSUE_FLAGS)
         jobs.append(CompileJob(argv, rel, lib))
     assert len(jobs) > 150

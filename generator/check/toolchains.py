@@ -109,7 +109,8 @@ class GccToolchain:
             return f"{', '.join(absent)} not found; install {self.install_hint}"
         return None
 
-    def _argv(self, source: str, includes: tuple[str, ...]) -> tuple[str, ...]:
+    def compile_argv(self, source: str, includes: tuple[str, ...]) -> tuple[str, ...]:
+        """Compiler and flags for `source` (by its suffix), without `-c` or outputs."""
         inc = tuple(f"-I{i}" for i in includes)
         if source.endswith(".c"):
             return (self.cc, *self.common, *self.c, *ARDUINO_DEFINES, *inc)
@@ -131,15 +132,15 @@ class GccToolchain:
         sketch_inc = (plan.sketch_dir.as_posix(), "src", core)
         jobs: list[CompileJob] = []
         for src in (str(p) for p in self.core_sources):
-            jobs.append(CompileJob(self._argv(src, (core,)), src, CORE_DIR))
+            jobs.append(CompileJob(self.compile_argv(src, (core,)), src, CORE_DIR))
         core_count = len(jobs)
         sketch_sources = [str(sketch_cpp(plan, cache))] + [
             p.as_posix() for p in plan.sketch_sources
         ]
         for src in sketch_sources:
-            jobs.append(CompileJob(self._argv(src, sketch_inc), src, plan.library))
+            jobs.append(CompileJob(self.compile_argv(src, sketch_inc), src, plan.library))
         for src in (p.as_posix() for p in plan.library_sources):
-            jobs.append(CompileJob(self._argv(src, lib_inc), src, plan.library))
+            jobs.append(CompileJob(self.compile_argv(src, lib_inc), src, plan.library))
 
         outcomes = cache.compile_all(jobs)
         compiled = sum(1 for o in outcomes if o.object is not None and not o.hit)
