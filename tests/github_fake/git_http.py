@@ -10,20 +10,15 @@ from __future__ import annotations
 import base64
 import os
 import subprocess
-import threading
 from pathlib import Path
 from typing import Any
 
-from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        pass
+from .local_server import LocalServer
 
 
-class GitHttpRemote:
+class GitHttpRemote(LocalServer):
     """Serves every bare repo under `root` at http://127.0.0.1:PORT/<name>.git.
 
     Args:
@@ -34,28 +29,10 @@ class GitHttpRemote:
     """
 
     def __init__(self, root: Path, token: str) -> None:
+        super().__init__()
         self.root = root
         self.token = token
         self.offered: list[tuple[str, str]] = []
-        self.url = ""
-        self._server: BaseWSGIServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> GitHttpRemote:
-        self._server = make_server(
-            "127.0.0.1", 0, self._wsgi, threaded=True, request_handler=_QuietHandler
-        )
-        self.url = f"http://127.0.0.1:{self._server.server_port}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join()
 
     def _wsgi(self, environ: dict[str, Any], start_response: Any) -> Any:
         request = Request(environ)

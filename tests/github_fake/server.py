@@ -35,9 +35,9 @@ from typing import Any
 
 from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest, WerkzeugOpenAPIResponse
 from openapi_schema_validator import OAS30Validator
-from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
+from .local_server import LocalServer
 from .spec import GitHubSpec
 
 DOCS = "https://docs.github.com/rest"
@@ -96,7 +96,7 @@ class Failure:
     body: dict[str, Any]
 
 
-class FakeGitHub:
+class FakeGitHub(LocalServer):
     """The fake server. Use as a context manager (starts on port 0, stops on exit).
 
     Args:
@@ -118,6 +118,7 @@ class FakeGitHub:
         git_dir: Path | None = None,
         can_push: bool = True,
     ) -> None:
+        super().__init__()
         self.spec = spec
         self.owner = owner
         self.name = name
@@ -132,27 +133,8 @@ class FakeGitHub:
         self.tamper: Callable[[str, str, Any], Any] | None = None
         self._next_number = 1
         self._lock = threading.Lock()
-        self._server: BaseWSGIServer | None = None
-        self._thread: threading.Thread | None = None
-        self.url = ""
 
     # -- lifecycle ------------------------------------------------------------------------
-
-    def __enter__(self) -> FakeGitHub:
-        self._server = make_server(
-            "127.0.0.1", 0, self._wsgi, threaded=True, request_handler=_QuietHandler
-        )
-        self.url = f"http://127.0.0.1:{self._server.server_port}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join()
 
     def fail(
         self,
@@ -461,13 +443,6 @@ class FakeGitHub:
             if errors:
                 self.violations.append(f"{where}: {name}: {errors[0].message}")
         return response
-
-
-class _QuietHandler(WSGIRequestHandler):
-    """No access log on stderr (tests read stderr)."""
-
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        pass
 
 
 def _validation(message: str, field_name: str | None = None) -> dict[str, Any]:
