@@ -49,7 +49,7 @@ class BuildOptions:
     Attributes:
         executorch_ref: branch, tag or full/short SHA.
         executorch_repo: git URL; canonical upstream by default (insteadOf applies).
-        library_version: strict X.Y.Z, or None to derive it from the ref's version.txt.
+        library_version: a SemVer 2.0 version, or None to derive it from the ref's version.txt.
         ops: portable root ops replacing the default set, or None.
         all_ops: register every portable op.
         ops_from_pte: register exactly the operators these .pte files call.
@@ -283,7 +283,9 @@ def _build_into(
                 f"{options.executorch_repo} at {co.sha[:12]} has no version.txt; is this an "
                 "ExecuTorch repository?"
             ) from None
-        version = library_version(upstream_version, options.library_version)
+        version = library_version(
+            upstream_version, options.library_version, options.executorch_ref
+        )
         if not (root / "backends" / "cortex_m").is_dir():
             raise FatalError(
                 f"ExecuTorch at {co.sha[:12]} has no backends/cortex_m; the Arduino library needs "

@@ -1,15 +1,19 @@
-"""The library version: explicit X.Y.Z, or derived from the ref's `version.txt`.
+"""The library version: an explicit SemVer, or derived from the ref's `version.txt`.
 
 The rule (documented in README.md, "Versions"):
-- `--library-version X.Y.Z` is taken as is; it must be strict `X.Y.Z` (no `v`, no leading
-  zeros, nothing after the patch number).
+- `--library-version` is taken as is; it must be a Semantic Versioning 2.0 version
+  (`X.Y.Z`, optionally `-prerelease` and `+build`; no `v`, no leading zeros). That is what the
+  Arduino Library Manager compares (arduino-cli and the indexer use go.bug.st/relaxed-semver,
+  SemVer 2.0 precedence).
 - Otherwise the ref's `version.txt` (a PEP 440 version; ExecuTorch writes e.g. `1.5.0` on main
-  and `1.5.1` on release tags) is mapped to Semantic Versioning, which is what the Arduino
-  Library Manager compares:
+  and `1.5.1` on release tags) is mapped to SemVer:
     `1.5.1` -> `1.5.1`;  `1.5` -> `1.5.0`;
     `1.5.0a0` -> `1.5.0-alpha.0`, `1.5.0b1` -> `1.5.0-beta.1`, `1.5.0rc2` -> `1.5.0-rc.2`,
     `1.5.0.dev3` -> `1.5.0-dev.3`, `1.5.0a0.dev1` -> `1.5.0-alpha.0.dev.1`;
     a local label (`1.5.1+cpu`) is dropped.
+  A release-candidate tag (`v1.6.0-rc1`, `v1.6.0-rc.1`) whose version.txt has no suffix (
+  ExecuTorch tags its candidates on the release branch, where version.txt already says the
+  final `1.6.0`) maps to `1.6.0-rc.1`, so the candidate never outranks the release.
   Post releases and epochs have no faithful SemVer form and are refused: pass
   `--library-version`.
 """
@@ -17,13 +21,25 @@ The rule (documented in README.md, "Versions"):
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
+import semver
 from packaging.version import InvalidVersion, Version
 
 from generator.errors import FatalError
 
-STRICT_VERSION = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)")
 _PRE_NAMES = {"a": "alpha", "b": "beta", "rc": "rc"}
+#: ExecuTorch's release-candidate tags: v1.0.0-rc1, v1.6.0-rc.2 (optionally without the v).
+_RC_TAG = re.compile(r"(?:refs/tags/)?v?(\d+)\.(\d+)\.(\d+)-?rc\.?(\d+)")
+
+
+def parse(version: str) -> semver.Version:
+    """Parse a SemVer 2.0 version.
+
+    Raises:
+        ValueError: `version` is not SemVer 2.0 (e.g. `v1.2.3`, `1.2`, `01.2.3`).
+    """
+    return semver.Version.parse(version)
 
 
 def check_explicit_version(version: str) -> str:
@@ -32,25 +48,32 @@ def check_explicit_version(version: str) -> str:
     Returns:
         `version` unchanged.
     Raises:
-        FatalError: if it is not strict `X.Y.Z`.
+        FatalError: if it is not a SemVer 2.0 version.
     """
-    if not STRICT_VERSION.fullmatch(version):
+    try:
+        parse(version)
+    except ValueError:
         raise FatalError(
-            f"--library-version {version!r} is not a version the Library Manager accepts here: "
-            "give three numbers X.Y.Z without a 'v' prefix or leading zeros, e.g. 1.5.1"
-        )
+            f"--library-version {version!r} is not a version the Library Manager accepts: "
+            "give a Semantic Version X.Y.Z (optionally -prerelease, e.g. 1.6.0-rc.1) without "
+            "a 'v' prefix or leading zeros, e.g. 1.5.1"
+        ) from None
     return version
 
 
-def semver_from_upstream(upstream: str) -> str:
+def semver_from_upstream(upstream: str, ref: str | None = None) -> str:
     """Map ExecuTorch's `version.txt` content (PEP 440) to a SemVer library version.
 
     Args:
         upstream: the text of version.txt (surrounding whitespace ignored).
+        ref: the ExecuTorch ref it was read at; a release-candidate tag (`v1.6.0-rc1`) adds
+            `-rc.N` when version.txt itself has no pre-release or dev suffix.
     Returns:
-        e.g. "1.5.1" for "1.5.1", "1.5.0-alpha.0" for "1.5.0a0".
+        e.g. "1.5.1" for "1.5.1", "1.5.0-alpha.0" for "1.5.0a0", "1.6.0-rc.1" for "1.6.0" at
+        the tag v1.6.0-rc1.
     Raises:
-        FatalError: for text that is not a PEP 440 version, a post release or an epoch.
+        FatalError: for text that is not a PEP 440 version, a post release or an epoch, or an
+            rc tag whose X.Y.Z differs from version.txt's.
     """
     text = upstream.strip()
     try:
@@ -76,15 +99,80 @@ def semver_from_upstream(upstream: str) -> str:
         pre += [_PRE_NAMES[parsed.pre[0]], str(parsed.pre[1])]
     if parsed.dev is not None:
         pre += ["dev", str(parsed.dev)]
+    rc = _RC_TAG.fullmatch(ref or "")
+    if rc and not pre:
+        tag_core = ".".join(str(int(n)) for n in rc.groups()[:3])
+        if tag_core != core:
+            raise FatalError(
+                f"{ref} is a release-candidate tag of {tag_core}, but its version.txt says "
+                f"{text!r}; pass --library-version (e.g. {tag_core}-rc.{int(rc[4])})"
+            )
+        pre = ["rc", str(int(rc[4]))]
     return f"{core}-{'.'.join(pre)}" if pre else core
 
 
-def library_version(upstream_version: str, explicit: str | None) -> str:
-    """The version written to library.properties: `explicit` if given, else from version.txt.
+def library_version(upstream_version: str, explicit: str | None, ref: str | None = None) -> str:
+    """The version written to library.properties: `explicit` if given, else from version.txt
+    (and, for a release-candidate tag, the `ref`).
 
     Raises:
         FatalError: see `check_explicit_version` and `semver_from_upstream`.
     """
     if explicit is not None:
         return check_explicit_version(explicit)
-    return semver_from_upstream(upstream_version)
+    return semver_from_upstream(upstream_version, ref)
+
+
+def suggest_next(version: str, *published: str) -> str:
+    """The smallest sensible version above `version` and every `published` one, for the hint
+    in a refusal: a pre-release moves within its pre-release (`1.6.0-alpha.0` ->
+    `1.6.0-alpha.1`, `1.6.0-rc` -> `1.6.0-rc.1`), so the suggestion never ranks above the next
+    real release; a release moves its patch number (`1.5.1` -> `1.5.2`).
+
+    Args:
+        version: the version that was refused; published: versions already out (any that is
+            not SemVer is ignored).
+    Returns:
+        A SemVer 2.0 string greater than every valid argument; "a greater X.Y.Z" when none is
+        valid.
+    """
+    candidates = []
+    for text in (version, *published):
+        try:
+            candidates.append(parse(text).replace(build=None))
+        except ValueError:
+            continue
+    if not candidates:
+        return "a greater X.Y.Z"
+    top = max(candidates)
+    if top.prerelease:
+        parts = top.prerelease.split(".")
+        if parts[-1].isdigit():
+            parts[-1] = str(int(parts[-1]) + 1)
+        else:
+            parts.append("1")
+        return str(top.replace(prerelease=".".join(parts)))
+    return str(top.bump_patch())
+
+
+def highest(versions: Iterable[str]) -> str | None:
+    """The greatest of `versions` by SemVer precedence (build metadata ignored); texts that are
+    not SemVer are skipped. None when there is none."""
+    best: tuple[semver.Version, str] | None = None
+    for text in versions:
+        try:
+            parsed = parse(text)
+        except ValueError:
+            continue
+        if best is None or parsed.compare(best[0]) > 0:
+            best = (parsed, text)
+    return best[1] if best else None
+
+
+def is_greater(version: str, than: str) -> bool:
+    """SemVer 2.0 precedence: `version` > `than` (build metadata ignored).
+
+    Raises:
+        ValueError: either is not SemVer 2.0.
+    """
+    return parse(version).compare(than) > 0

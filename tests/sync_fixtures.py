@@ -134,7 +134,7 @@ class FakeBuild:
                 f"{options.executorch_repo}: give a branch, tag or SHA that does"
             )
         sha, upstream, kernels = self.refs[options.executorch_ref]
-        version = library_version(upstream, options.library_version)
+        version = library_version(upstream, options.library_version, options.executorch_ref)
         registration = "\n".join(
             f'  Kernel("{op}", [](KernelRuntimeContext& ctx, Span<EValue*> stack) '
             f"{{ ET_CHECK(stack.size() == 3); }}),"

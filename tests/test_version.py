@@ -1,7 +1,13 @@
 import pytest
 
 from generator.errors import FatalError
-from generator.version import library_version, semver_from_upstream
+from generator.version import (
+    highest,
+    is_greater,
+    library_version,
+    semver_from_upstream,
+    suggest_next,
+)
 
 
 @pytest.mark.parametrize(
@@ -11,8 +17,10 @@ from generator.version import library_version, semver_from_upstream
         ("1.5.1\n", "1.5.1"),
         ("1.5", "1.5.0"),
         ("1.5.0a0", "1.5.0-alpha.0"),
+        ("1.6.0a0", "1.6.0-alpha.0"),
         ("1.5.0b1", "1.5.0-beta.1"),
         ("1.5.0rc2", "1.5.0-rc.2"),
+        ("1.6.0rc1", "1.6.0-rc.1"),
         ("1.5.0.dev3", "1.5.0-dev.3"),
         ("1.5.0a0.dev1", "1.5.0-alpha.0.dev.1"),
         ("1.5.1+cpu", "1.5.1"),
@@ -20,6 +28,28 @@ from generator.version import library_version, semver_from_upstream
 )
 def test_semver_from_upstream(upstream: str, expected: str) -> None:
     assert semver_from_upstream(upstream) == expected
+
+
+@pytest.mark.parametrize(
+    ("ref", "upstream", "expected"),
+    [
+        ("v1.6.0-rc1", "1.6.0", "1.6.0-rc.1"),
+        ("v1.6.0-rc.3", "1.6.0", "1.6.0-rc.3"),
+        ("refs/tags/v1.0.0-rc2", "1.0.0", "1.0.0-rc.2"),
+        ("1.6.0rc4", "1.6.0", "1.6.0-rc.4"),
+        # version.txt's own suffix wins; an ordinary ref changes nothing
+        ("v1.6.0-rc1", "1.6.0rc1", "1.6.0-rc.1"),
+        ("v1.5.1", "1.5.1", "1.5.1"),
+        ("main", "1.6.0a0", "1.6.0-alpha.0"),
+    ],
+)
+def test_release_candidate_tags(ref: str, upstream: str, expected: str) -> None:
+    assert library_version(upstream, None, ref) == expected
+
+
+def test_release_candidate_tag_of_another_version_is_refused() -> None:
+    with pytest.raises(FatalError, match=r"tag of 1\.6\.0.*says '1\.5\.0'.*--library-version"):
+        library_version("1.5.0", None, "v1.6.0-rc1")
 
 
 @pytest.mark.parametrize("bad", ["banana", "1.5.1.post1", "1!1.5.1", "1.2.3.4", ""])
@@ -33,7 +63,43 @@ def test_explicit_version_wins() -> None:
     assert library_version("1.5.0a0", None) == "1.5.0-alpha.0"
 
 
-@pytest.mark.parametrize("bad", ["v1.2.3", "1.2", "01.2.3", "1.2.3-rc1", "1.2.3 ", "x"])
-def test_explicit_version_must_be_strict(bad: str) -> None:
-    with pytest.raises(FatalError, match="X.Y.Z"):
+@pytest.mark.parametrize("good", ["1.2.3", "1.6.0-rc.1", "1.6.0-alpha.0", "2.0.0-x.7.z.92+b5"])
+def test_explicit_version_takes_any_semver(good: str) -> None:
+    assert library_version("1.5.0", good) == good
+
+
+@pytest.mark.parametrize("bad", ["v1.2.3", "1.2", "01.2.3", "1.2.3-01", "1.2.3 ", "x", "1.2.3-"])
+def test_explicit_version_must_be_semver(bad: str) -> None:
+    with pytest.raises(FatalError, match="Semantic Version X.Y.Z"):
         library_version("1.5.0", bad)
+
+
+@pytest.mark.parametrize(
+    ("version", "published", "expected"),
+    [
+        ("1.5.1", (), "1.5.2"),
+        ("1.6.0-alpha.0", (), "1.6.0-alpha.1"),
+        ("1.6.0-rc.1", (), "1.6.0-rc.2"),
+        ("1.6.0-rc", (), "1.6.0-rc.1"),
+        ("1.5.0", ("1.6.0",), "1.6.1"),
+        ("1.6.0-alpha.0", ("1.6.0-alpha.3", "0.2.0", "junk"), "1.6.0-alpha.4"),
+        ("1.5.0+build.7", (), "1.5.1"),
+        ("junk", (), "a greater X.Y.Z"),
+    ],
+)
+def test_suggest_next(version: str, published: tuple[str, ...], expected: str) -> None:
+    suggestion = suggest_next(version, *published)
+    assert suggestion == expected
+    if expected[0].isdigit():
+        # never ranks above the next real release of a pre-release
+        if "-" in version:
+            assert not is_greater(suggestion, version.split("-")[0])
+
+
+def test_precedence() -> None:
+    assert is_greater("1.6.0", "1.6.0-rc.9")
+    assert is_greater("1.6.0-rc.10", "1.6.0-rc.9")  # numeric, not text
+    assert is_greater("1.6.0-beta.1", "1.6.0-alpha.9")
+    assert not is_greater("1.5.0+b2", "1.5.0+b1")  # build metadata does not count
+    assert highest(["0.2.0", "1.6.0-rc.1", "junk", "1.5.1"]) == "1.6.0-rc.1"
+    assert highest(["junk"]) is None
