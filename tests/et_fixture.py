@@ -21,8 +21,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-FIXTURE_PTE = SHARED / "fixtures" / "pte" / "executorch-cff6f4dd"
+#: The example models ExecuTorch ships (see tests/fixtures/pte/executorch-cff6f4dd/README.md).
+FIXTURE_PTE = Path(__file__).resolve().parent / "fixtures" / "pte" / "executorch-cff6f4dd"
 
 IDENTITY = ["-c", "user.name=Fixture Bot", "-c", "user.email=fixture@example.invalid"]
 

@@ -15,13 +15,14 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
 
 import et_pte
+from et_fixture import FIXTURE_PTE
 
 from generator import layout, models
 from generator.errors import FatalError
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "extras" / "tools"
-PTE_DIR = ROOT.parent / "shared" / "fixtures" / "pte" / "executorch-cff6f4dd"
+PTE_DIR = FIXTURE_PTE
 ADD_MODEL = PTE_DIR / "AddModel.pte"
 KEYWORD_SPOTTING = PTE_DIR / "KeywordSpotting.pte"
 

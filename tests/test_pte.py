@@ -18,9 +18,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
 
 import et_pte
+from et_fixture import FIXTURE_PTE
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-PTE_DIR = SHARED / "fixtures" / "pte" / "executorch-cff6f4dd"
+PTE_DIR = FIXTURE_PTE
 ADD_MODEL = PTE_DIR / "AddModel.pte"
 KEYWORD_SPOTTING = PTE_DIR / "KeywordSpotting.pte"
 

@@ -41,7 +41,7 @@ SKETCH_STANDARD_HEADERS = {"cstddef", "cstdint", "cstdio", "cstring"}
 SKETCH_LOCAL_HEADER = re.compile(r"model\.h|mfcc_[a-z]+\.h")
 
 #: The class labels of the KeywordSpotting model, in output order. Its output is
-#: [1, 12] (decoded from ../shared/fixtures/pte/executorch-cff6f4dd/KeywordSpotting.pte
+#: [1, 12] (decoded from tests/fixtures/pte/executorch-cff6f4dd/KeywordSpotting.pte
 #: with flatc and program.fbs): silence and unknown come before the ten keywords.
 KWS_LABELS = ["silence", "unknown", "yes", "no", "up", "down"]
 KWS_LABELS += ["left", "right", "on", "off", "stop", "go"]
