@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     from generator.commands.check import add_check_parser
 
     add_check_parser(verbs)
+    from generator.commands.release import add_release_parser
+
+    add_release_parser(verbs)
     return parser
 
 
@@ -163,4 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from generator.commands.check import check
 
             return check(args)
+        if args.command == "release":
+            from generator.commands.release import release
+
+            return release(args)
     raise AssertionError(f"unhandled command {args.command}")
