@@ -15,7 +15,8 @@ import fcntl
 import hashlib
 import re
 import shutil
-from collections.abc import Iterator, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +25,11 @@ import git
 import platformdirs
 
 from generator.errors import FatalError
+from generator.gitfail import git_reason, hint
+from generator.urls import display_url
 
-HEX_SHA = re.compile(r"^[0-9a-fA-F]{7,40}$")
+#: git accepts an abbreviated SHA of 4 digits or more.
+HEX_SHA = re.compile(r"^[0-9a-fA-F]{4,40}$")
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -59,37 +63,99 @@ class Checkout:
 
 
 def _slug(url: str) -> str:
+    url = display_url(url)  # a folder name never carries credentials
     tail = re.sub(r"[^A-Za-z0-9]+", "-", url.rstrip("/").removesuffix(".git")).strip("-")[-60:]
     return f"{tail}-{hashlib.sha256(url.encode()).hexdigest()[:10]}"
 
 
 @contextmanager
-def cache_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `<path>.lock` (a second holder waits)."""
+def cache_lock(path: Path, say: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on `<path>.lock`; a second holder waits, and says so through
+    `say` (default: a line on stderr) before it starts waiting."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    lock = path.with_suffix(".lock")
+    with open(lock, "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            (say or _stderr)(
+                f"waiting for the cache lock {lock}: another build is using the cache "
+                f"{path.parent} (it continues when that one ends; pass another --cache-dir "
+                "to run both at once)"
+            )
+            fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
 def _git_error(e: git.GitCommandError) -> str:
-    return (e.stderr or str(e)).strip().replace("stderr: ", "")
+    return git_reason(str(e.stderr or e), e.status if isinstance(e.status, int) else None)
+
+
+def _failure(what: str, url: str, e: git.GitCommandError, folder: Path | None = None) -> FatalError:
+    """A FatalError with git's own reason and the hint it calls for."""
+    stderr = str(e.stderr or e)
+    where = str(folder) if folder is not None else None
+    return FatalError(
+        f"{what} {display_url(url)}: {_git_error(e)}\n"
+        f"{hint(stderr, url_option='--executorch-repo', folder=where)}"
+    )
+
+
+def _usable(repo: git.Repo) -> str | None:
+    """Why git will not work in the cached clone `repo` (its message), or None if it will."""
+    try:
+        repo.git.rev_parse("--git-dir")
+        repo.git.config("--get", "remote.origin.url")
+    except git.GitCommandError as e:
+        return str(e.stderr or e)
+    return None
+
+
+def _discard(path: Path, why: str) -> None:
+    """Delete the cached clone `path` that git refused (`why`: git's message).
+
+    Raises:
+        FatalError: it cannot be deleted; git's message, the folder and the fixes.
+    """
+    try:
+        shutil.rmtree(path)
+    except OSError as e:
+        raise FatalError(
+            f"git cannot use the cached clone {path}: {git_reason(why)}\nIt could not be "
+            f"deleted either ({e.strerror or e}). "
+            f"{hint(why, url_option='--executorch-repo', folder=str(path))}"
+            " (or delete the folder yourself)"
+        ) from None
 
 
 def _open_clone(url: str, cache_dir: Path) -> git.Repo:
     path = cache_dir / "repos" / _slug(url)
-    if (path / ".git").is_dir():
+    if path.exists():
+        why: str | None
         try:
             repo = git.Repo(path)
+            why = _usable(repo)
+        except (
+            git.InvalidGitRepositoryError,
+            git.NoSuchPathError,
+            AttributeError,
+            ValueError,
+        ) as e:
+            why = f"not a git repository ({type(e).__name__})"
+        if why is None:
             if repo.remotes.origin.url != url:
                 repo.remotes.origin.set_url(url)
             return repo
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError, AttributeError, ValueError):
-            # A damaged cached clone is only a cache: start it again.
-            shutil.rmtree(path)
+        # A damaged or refused cached clone is only a cache: start it again.
+        _stderr(f"the cached clone {path} is unusable ({git_reason(why)}); cloning again")
+        _discard(path, why)
     try:
         repo = git.Repo.init(path, initial_branch="cache")
     except OSError as e:
@@ -115,10 +181,7 @@ def _ls_remote(repo: git.Repo, url: str) -> dict[str, str]:
     try:
         out = str(repo.git.ls_remote("origin"))
     except git.GitCommandError as e:
-        raise FatalError(
-            f"cannot reach {url}: {_git_error(e)}. Check the URL and your network, or map it "
-            "to a local mirror with git's url.<base>.insteadOf (see README, 'Local mirrors')"
-        ) from None
+        raise _failure("cannot list the refs of", url, e, Path(repo.working_dir)) from None
     refs: dict[str, str] = {}
     for line in out.splitlines():
         sha, _, name = line.partition("\t")
@@ -136,7 +199,30 @@ def _fetch(repo: git.Repo, url: str, what: str, *, depth: int | None = 1) -> Non
     try:
         repo.git.fetch(*args)
     except git.GitCommandError as e:
-        raise FatalError(f"cannot fetch {what} from {url}: {_git_error(e)}") from None
+        raise _failure(f"cannot fetch {what} from", url, e, Path(repo.working_dir)) from None
+
+
+def _refuse_ambiguous(repo: git.Repo, url: str, prefix: str) -> None:
+    """Raise when the abbreviated SHA `prefix` names several commits of the clone.
+
+    Raises:
+        FatalError: listing each candidate (SHA, date, subject) and asking for more digits.
+    """
+    try:
+        listed = str(repo.git.rev_parse(f"--disambiguate={prefix}")).split()
+    except git.GitCommandError:
+        return
+    commits = []
+    for sha in listed:
+        with suppress(git.GitCommandError):
+            if str(repo.git.cat_file("-t", sha)).strip() == "commit":
+                commits.append(str(repo.git.log("-1", "--format=%H %cs %s", sha)))
+    if len(commits) > 1:
+        shown = "\n".join(f"  {line}" for line in commits[:10])
+        raise FatalError(
+            f"{prefix!r} is ambiguous in {display_url(url)}: it begins {len(commits)} "
+            f"commits:\n{shown}\ngive more digits of the SHA"
+        )
 
 
 def resolve_and_fetch(repo: git.Repo, url: str, ref: str) -> str:
@@ -185,9 +271,10 @@ def resolve_and_fetch(repo: git.Repo, url: str, ref: str) -> str:
         found = _has_commit(repo, sha)
         if found:
             return found
+        _refuse_ambiguous(repo, url, sha)
     raise FatalError(
-        f"{url} has no branch, tag or commit named {ref!r}. Give a branch (e.g. main), a tag "
-        "(e.g. v1.4.1) or a commit SHA that exists there"
+        f"{display_url(url)} has no branch, tag or commit named {ref!r}. Give a branch "
+        "(e.g. main), a tag (e.g. v1.4.1) or a commit SHA that exists there"
     )
 
 
@@ -221,13 +308,13 @@ def checkout(
             repo.git.clean("-ffdxq")
         except git.GitCommandError as e:
             raise FatalError(
-                f"cannot check out {sha[:12]} of {url}: {_git_error(e)}. The cached clone at "
-                f"{repo_path} may be damaged: delete it and run again"
+                f"cannot check out {sha[:12]} of {display_url(url)}: {_git_error(e)}\nThe "
+                f"cached clone at {repo_path} may be damaged: delete it and run again"
             ) from None
         # Make sure the checked-out paths are exactly this commit's (checkout is incremental).
         tree_sha = repo.head.commit.hexsha
         if tree_sha != sha:
-            raise FatalError(f"checkout of {url} landed on {tree_sha}, expected {sha}")
+            raise FatalError(f"checkout of {display_url(url)} landed on {tree_sha}, expected {sha}")
         return Checkout(url=url, ref=ref, sha=sha, path=repo_path)
 
 
@@ -245,7 +332,7 @@ def gitlink(co: Checkout, path: str) -> str:
     parts = line.split()
     if len(parts) < 3 or parts[0] != "160000":
         raise FatalError(
-            f"{co.url} at {co.sha[:12]} has no submodule at {path}; this ref is not "
+            f"{display_url(co.url)} at {co.sha[:12]} has no submodule at {path}; this ref is not "
             "ExecuTorch-shaped (expected a gitlink there)"
         )
     return str(parts[2])
@@ -271,4 +358,4 @@ def submodule_url(co: Checkout, path: str) -> str:
                 return str(repo.git.config(blob, "--get", f"submodule.{name}.url")).strip()
             except git.GitCommandError:
                 break
-    raise FatalError(f".gitmodules of {co.url} at {co.sha[:12]} does not list {path}")
+    raise FatalError(f".gitmodules of {display_url(co.url)} at {co.sha[:12]} does not list {path}")

@@ -21,16 +21,30 @@ class FatalError(Exception):
 
 @contextmanager
 def error_handler() -> Iterator[None]:
-    """Turn `FatalError` (and Ctrl-C) into a message on stderr and a non-zero exit.
+    """Turn `FatalError`, an operating-system error and Ctrl-C into a message on stderr and a
+    non-zero exit.
+
+    An `OSError` that no step turned into a `FatalError` (a full disk, a folder that vanished,
+    a permission taken away mid-run) is still the user's to fix, not a bug: it is named with
+    its file, without a traceback. The build writes into a staging folder, so such an error
+    never leaves half-written output.
 
     Raises:
-        SystemExit: with the error's exit code (1 by default, 130 on Ctrl-C).
+        SystemExit: with the error's exit code (1 by default and for OSError, 130 on Ctrl-C).
     """
     try:
         yield
     except FatalError as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(e.exit_code) from None
+    except OSError as e:
+        where = f" ({e.filename})" if e.filename else ""
+        print(
+            f"error: {e.strerror or e}{where}; check that the folder exists, that you may "
+            "write there and that the disk has room, then run again",
+            file=sys.stderr,
+        )
+        raise SystemExit(1) from None
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         raise SystemExit(130) from None

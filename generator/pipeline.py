@@ -29,6 +29,7 @@ from generator.models import TOOLS_DIR, check_library_models, ops_in_pte
 from generator.opset import available_op_sources, kernel_sources, select_op_set
 from generator.patches import PATCHES, TEMPLATE_PLATFORM, apply_patches
 from generator.render import render_metadata, write_pin
+from generator.urls import display_url, refuse_credentials
 from generator.vendor import (
     follow_includes,
     vendor_component,
@@ -167,12 +168,23 @@ def check_destination(out: Path, cache: Path) -> Path:
 
 
 def check_cache_dir(cache: Path) -> Path:
-    """The cache folder, absolute and created.
+    """The cache folder, absolute; nothing is created (see `create_cache_dir`).
 
     Raises:
-        FatalError: when it is a file or cannot be created.
+        FatalError: when it exists and is not a folder.
     """
     cache = cache.expanduser().resolve()
+    if cache.exists() and not cache.is_dir():
+        raise FatalError(f"--cache-dir {cache} is a file; name a folder for the cache")
+    return cache
+
+
+def create_cache_dir(cache: Path) -> Path:
+    """Create the (checked) cache folder `cache`; returns it.
+
+    Raises:
+        FatalError: when it cannot be created.
+    """
     try:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -232,6 +244,7 @@ def build_library(
     started = time.monotonic()
     if options.library_version is not None:
         check_explicit_version(options.library_version)
+    refuse_credentials(options.executorch_repo, "--executorch-repo")
     examples = select_examples(options.examples)
     overrides = parse_example_pte([f"{n}={p}" for n, p in options.example_pte])
     unused = sorted(set(overrides) - set(examples))
@@ -243,8 +256,10 @@ def build_library(
     for pte in options.ops_from_pte:
         if not pte.is_file():
             raise FatalError(f"--ops-from-pte {pte}: no such file")
+    # Every path is validated before anything is created.
     cache = check_cache_dir(options.cache_dir or default_cache_dir())
     out = check_destination(out, cache)
+    create_cache_dir(cache)
     # One build at a time per cache: the cached work trees are shared, and another run
     # switching them to another commit mid-build would mix two commits in one library.
     with cache_lock(cache / "build"):
@@ -280,12 +295,10 @@ def _build_into(
             upstream_version = co.read_text("version.txt").strip()
         except FileNotFoundError:
             raise FatalError(
-                f"{options.executorch_repo} at {co.sha[:12]} has no version.txt; is this an "
-                "ExecuTorch repository?"
+                f"{display_url(options.executorch_repo)} at {co.sha[:12]} has no version.txt; is "
+                "this an ExecuTorch repository?"
             ) from None
-        version = library_version(
-            upstream_version, options.library_version, options.executorch_ref
-        )
+        version = library_version(upstream_version, options.library_version, options.executorch_ref)
         if not (root / "backends" / "cortex_m").is_dir():
             raise FatalError(
                 f"ExecuTorch at {co.sha[:12]} has no backends/cortex_m; the Arduino library needs "
@@ -314,7 +327,7 @@ def _build_into(
                 "key": key,
                 "name": component.name,
                 "owner": component.owner,
-                "url": url,
+                "url": display_url(url),
                 "sha": tp.sha,
                 "location": component.location,
                 "license": component.license,
@@ -406,7 +419,7 @@ def _build_into(
                 "library_version": version,
                 "upstream_version": upstream_version,
                 "executorch": {
-                    "url": options.executorch_repo,
+                    "url": display_url(options.executorch_repo),
                     "sha": co.sha,
                     "ref": options.executorch_ref,
                 },
@@ -463,7 +476,7 @@ def _torch_version() -> str:
 def _regenerate_args(options: BuildOptions, version: str) -> str:
     args = [f"--library-version {version}"]
     if options.executorch_repo != DEFAULT_EXECUTORCH_REPO:
-        args.append(f"--executorch-repo {options.executorch_repo}")
+        args.append(f"--executorch-repo {display_url(options.executorch_repo)}")
     if options.all_ops:
         args.append("--all-ops")
     elif options.ops is not None:

@@ -1297,7 +1297,10 @@ def pte_from_model_h(text: str, *, name: str | None = None) -> bytes:
                 )
         return data
     wanted = f"array {name!r}" if name else "a byte array"
-    raise PteError(f"no {wanted} found in the header")
+    raise PteError(
+        f"no {wanted} found in the header; regenerate the model.h from the .pte with "
+        "extras/tools/pte_to_header.py"
+    )
 
 
 # ---------------------------------------------------------------------------------------
