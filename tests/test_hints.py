@@ -29,7 +29,9 @@ def _options(parser: argparse.ArgumentParser) -> set[str]:
 
 
 def _strings(node: ast.AST) -> list[str]:
-    return [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]  # fmt: skip
+    return [
+        n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    ]
 
 
 def _messages(path: Path) -> list[str]:
@@ -41,7 +43,8 @@ def _messages(path: Path) -> list[str]:
     found: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")  # fmt: skip
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             if name.endswith("Error"):
                 for arg in [*node.args, *(k.value for k in node.keywords)]:
                     found += _strings(arg)
