@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     from generator.commands.check import add_check_parser
 
     add_check_parser(verbs)
+    from generator.commands.lint import add_lint_parser
+
+    add_lint_parser(verbs)
     from generator.commands.release import add_release_parser
 
     add_release_parser(verbs)
@@ -166,6 +169,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from generator.commands.check import check
 
             return check(args)
+        if args.command == "lint":
+            from generator.commands.lint import lint
+
+            return lint(args)
         if args.command == "release":
             from generator.commands.release import release
 

@@ -103,20 +103,25 @@ def check(args: argparse.Namespace) -> int:
     SIGTERM ends it cleanly: the programs it runs (QEMU, the host build) run in their
     own sessions and are killed, and it exits with 143.
 
+    Lint runs first (`generator.lint`, the Library Manager's rules): its findings are
+    entries of the report's errors, so a library the Library Manager would refuse fails.
+
     Returns:
-        0 when every selected example passed every stage, else 1.
+        0 when lint passed and every selected example passed every stage, else 1.
 
     Raises:
         FatalError: bad library, unknown example, missing tool (see `run_check`); the
             JSON or step summary cannot be written; SIGTERM.
     """
     from generator.check import run_check  # heavy; only when the verb runs
+    from generator.lint import lint_library
 
     # Resolved before anything runs: compiles run in other folders.
     json_path = args.json.resolve() if args.json else None
     if json_path is not None and json_path.is_dir():
         raise FatalError(f"--json {json_path} is a folder; pass a file name")
     cache_dir = args.cache_dir.resolve() if args.cache_dir else None
+    lint = lint_library(args.library)
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm) if main_thread else None
     try:
@@ -130,6 +135,7 @@ def check(args: argparse.Namespace) -> int:
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
+    report.errors[:0] = [f"lint: {finding}" for finding in lint.findings]
     markdown = report.to_markdown()
     print(markdown)
     if json_path is not None:

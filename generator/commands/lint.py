@@ -1,0 +1,50 @@
+"""`python -m generator lint LIBRARY_DIR`: the Library Manager's rules, offline."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from generator.lint import ARDUINO_LINT, RULES, RULES_URL, lint_library
+
+#: The name the library is registered under in the Library Manager.
+DEFAULT_NAME = "ExecuTorch"
+
+
+def add_lint_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The `lint` verb's options."""
+    lint = verbs.add_parser(
+        "lint",
+        help=f"check a library against the rules of `{ARDUINO_LINT}` (offline)",
+    )
+    lint.add_argument("library", type=Path, metavar="LIBRARY_DIR", help="the library's root")
+    lint.add_argument(
+        "--name",
+        default=DEFAULT_NAME,
+        metavar="NAME",
+        help=f"the name the library is registered under in the Library Manager (default: "
+        f"{DEFAULT_NAME}); library.properties name= must equal it",
+    )
+
+
+def lint(args: argparse.Namespace) -> int:
+    """Print one line per finding (`LP012 error library.properties: ...`), then a summary.
+
+    Returns:
+        0 when no rule is broken, else 1 (warnings count: the Library Manager runs
+        arduino-lint in strict mode).
+
+    Raises:
+        FatalError: LIBRARY_DIR does not exist or is not a folder.
+    """
+    report = lint_library(args.library, name=args.name)
+    for finding in report.findings:
+        print(finding)
+    if report.passed:
+        print(f"lint: {args.library} passed the {len(RULES)} rules of {ARDUINO_LINT}")
+        return 0
+    print(
+        f"lint: {args.library} failed ({report.counts()}); the Library Manager would refuse "
+        f"it. Rule IDs are explained at {RULES_URL}"
+    )
+    return 1
