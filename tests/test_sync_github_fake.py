@@ -122,3 +122,58 @@ def test_rate_limit_reset_header_sets_the_wait(fake: FakeGitHub) -> None:
     assert gh.preflight().can_push is True
     assert len(waits) == 1 and 25 <= waits[0] <= 32
     fake.assert_clean()
+
+
+def test_closed_pull_says_who_closed_it_and_ignores_open_and_merged_ones(
+    fake: FakeGitHub,
+) -> None:
+    gh = GitHubRepo(fake.url, "acme/lib", TOKEN, throttle=False, sleep=lambda s: None)
+    assert gh.closed_pull("sync/x", "main") is None  # never had one
+    gh.open_or_update("sync/x", "main", "t", "b")
+    assert gh.closed_pull("sync/x", "main") is None  # open
+    fake.close(1, by="alice")
+    closed = gh.closed_pull("sync/x", "main")
+    assert closed is not None
+    assert (closed.number, closed.closed_by, closed.url) == (
+        1,
+        "alice",
+        "https://github.example/acme/lib/pull/1",
+    )
+    assert closed.closed_at is not None and closed.closed_at.year == 2026
+    assert gh.closed_pull("sync/x", "release") is None  # another base
+    fake.pulls[1].merged = True
+    assert gh.closed_pull("sync/x", "main") is None  # merged, not declined
+    fake.assert_clean()
+
+
+def test_closed_pull_without_who_when_the_issue_cannot_be_read(fake: FakeGitHub) -> None:
+    gh = GitHubRepo(fake.url, "acme/lib", TOKEN, throttle=False, sleep=lambda s: None)
+    gh.open_or_update("sync/x", "main", "t", "b")
+    fake.close(1, by="alice")
+    fake.fail("GET", r"/issues/1$", 403)
+    closed = gh.closed_pull("sync/x", "main")
+    assert closed is not None and closed.closed_by is None
+    fake.assert_clean()
+
+
+def test_open_sync_pulls_close_and_comment(fake: FakeGitHub) -> None:
+    gh = GitHubRepo(fake.url, "acme/lib", TOKEN, throttle=False, sleep=lambda s: None)
+    for head in ("sync/a", "feature", "sync/b", "sync/fork"):
+        gh.open_or_update(head, "main", "t", "b")
+    gh.open_or_update("sync/c", "release", "t", "b")
+
+    def from_a_fork(method: str, template: str, payload: Any) -> Any:
+        if template == "/repos/{owner}/{repo}/pulls" and isinstance(payload, list):
+            for pull in payload:
+                if pull["head"]["ref"] == "sync/fork":
+                    pull["head"]["repo"] = {**pull["head"]["repo"], "full_name": "eve/lib"}
+        return payload
+
+    fake.tamper = from_a_fork
+    found = gh.open_sync_pulls("main", "sync/")
+    assert [(p.number, p.branch) for p in found] == [(1, "sync/a"), (3, "sync/b")]
+    gh.close_pull(1)
+    gh.comment(1, "Superseded by #3")
+    assert (fake.pulls[1].state, fake.pulls[1].closed_by) == ("closed", fake.login)
+    assert fake.pulls[1].comments == ["Superseded by #3"]
+    fake.assert_clean()

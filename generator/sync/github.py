@@ -1,5 +1,6 @@
 """The GitHub side of `sync` (PyGithub): check access, find the open sync pull request, open or
-update it, label it; with bounded retries on rate limits and server errors.
+update it, label it, find a sync pull request a maintainer closed, close the pull requests a
+new sync supersedes; with bounded retries on rate limits and server errors.
 
 Retries are ours (PyGithub's are switched off) so they are bounded, honour GitHub's headers and
 can be tested without sleeping:
@@ -16,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, TypeVar
 
 import requests
@@ -57,6 +59,36 @@ class PullRequestResult:
     label_warning: str | None = None
 
 
+@dataclass(frozen=True)
+class SyncPull:
+    """An open sync pull request of the repo (its head branch is a sync branch of this repo).
+
+    Attributes:
+        number, url: the pull request; branch: its head branch; head_sha: its head commit as
+        GitHub reports it.
+    """
+
+    number: int
+    url: str
+    branch: str
+    head_sha: str
+
+
+@dataclass(frozen=True)
+class ClosedPull:
+    """A pull request that was closed without being merged.
+
+    Attributes:
+        number, url: the pull request; closed_at: when (None: not reported);
+        closed_by: the login of who closed it (None: the API did not say).
+    """
+
+    number: int
+    url: str
+    closed_at: datetime | None
+    closed_by: str | None
+
+
 class GitHubRepo:
     """One library repository on GitHub (or GitHub Enterprise at `api_url`).
 
@@ -95,6 +127,8 @@ class GitHubRepo:
             base_url=self.api_url, auth=Auth.Token(token), retry=None, timeout=30, **spacing
         )
         self._repo: Repository | None = None
+        #: pull requests met in listings, by number (closing one needs no second GET)
+        self._pulls: dict[int, PullRequest] = {}
 
     # -- errors and retries -------------------------------------------------------------
 
@@ -311,6 +345,107 @@ class GitHubRepo:
             except FatalError as e:
                 warning = str(e)
         return PullRequestResult(pull.number, pull.html_url, created, warning)
+
+    def closed_pull(self, branch: str, base: str) -> ClosedPull | None:
+        """The pull request from `branch` into `base` that a maintainer closed without merging,
+        when that is the last word on the branch: None when a pull request from it is open,
+        the newest one was merged, or there never was one.
+
+        (GET /repos/{owner}/{repo}/pulls?state=all&head=OWNER:branch&base=base; who closed it
+        comes from GET /repos/{owner}/{repo}/issues/{n}, `closed_by`, and is left out when that
+        call fails.)
+
+        Raises:
+            FatalError: the listing failed (401/403/404/429/5xx/network), explained.
+        """
+        repo = self.repository()
+        owner = repo.owner.login
+        pulls = self._call(
+            "list the pull requests of the sync branch",
+            lambda: list(repo.get_pulls(state="all", head=f"{owner}:{branch}", base=base)),
+        )
+        mine = [p for p in pulls if p.head.ref == branch]
+        if not mine or any(p.state == "open" for p in mine):
+            return None
+        newest = max(mine, key=lambda p: p.number)
+        if newest.merged_at is not None:
+            return None
+        closed_by: str | None = None
+        try:
+            issue = self._call(
+                f"read who closed pull request #{newest.number}",
+                lambda: self._github.requester.requestJsonAndCheck("GET", newest.issue_url)[1],
+            )
+            user = issue.get("closed_by") if isinstance(issue, dict) else None
+            if isinstance(user, dict) and isinstance(user.get("login"), str):
+                closed_by = user["login"]
+        except FatalError:
+            pass  # who closed it is a courtesy; the number and date say enough
+        return ClosedPull(newest.number, newest.html_url, newest.closed_at, closed_by)
+
+    def open_sync_pulls(self, base: str, prefix: str) -> list[SyncPull]:
+        """Open pull requests into `base` whose head branch starts with `prefix` and lives in
+        this repo (not a fork), oldest first.
+
+        (GET /repos/{owner}/{repo}/pulls?state=open&base=base, every page)
+
+        Raises:
+            FatalError: the listing failed, explained.
+        """
+        repo = self.repository()
+        full_name = repo.full_name.lower()
+        pulls = self._call(
+            "list the open pull requests",
+            lambda: list(repo.get_pulls(state="open", base=base)),
+        )
+        found: list[SyncPull] = []
+        for pull in pulls:
+            head_repo = pull.head.repo
+            if (
+                pull.head.ref.startswith(prefix)
+                and head_repo is not None
+                and head_repo.full_name.lower() == full_name
+            ):
+                self._pulls[pull.number] = pull
+                found.append(SyncPull(pull.number, pull.html_url, pull.head.ref, pull.head.sha))
+        return sorted(found, key=lambda p: p.number)
+
+    def _pull(self, number: int) -> PullRequest:
+        """Pull request `number`: as met in a listing, else GET /repos/{owner}/{repo}/pulls/{n}."""
+        pull = self._pulls.get(number)
+        if pull is None:
+            repo = self.repository()
+            pull = self._call(f"read pull request #{number}", lambda: repo.get_pull(number))
+            self._pulls[number] = pull
+        return pull
+
+    def close_pull(self, number: int) -> None:
+        """Close pull request `number` without merging it (PATCH /repos/{owner}/{repo}/pulls/{n}
+        with state=closed).
+
+        Raises:
+            FatalError: the call failed, explained.
+        """
+        pull = self._pull(number)
+        self._call(f"close pull request #{number}", lambda: pull.edit(state="closed"))
+
+    def comment(self, number: int, text: str) -> None:
+        """Comment `text` on pull request `number` (POST /repos/{owner}/{repo}/issues/{n}/comments;
+        after a 5xx it is retried only when GET .../comments shows it is not there yet).
+
+        Raises:
+            FatalError: the call failed, explained.
+        """
+        pull = self._pull(number)
+
+        def posted() -> bool | None:
+            return True if any(c.body == text for c in pull.get_issue_comments()) else None
+
+        self._call(
+            f"comment on pull request #{number}",
+            lambda: bool(pull.create_issue_comment(text)),
+            before_retry=posted,
+        )
 
     def _add_label(self, pull: PullRequest, label: str) -> None:
         """POST /repos/{owner}/{repo}/issues/{n}/labels with `{"labels": [label]}`.

@@ -3,11 +3,15 @@ state, and validates every request it gets and every response it sends against G
 published OpenAPI description (`spec.py`).
 
 - Endpoints: GET /repos/{o}/{r}; GET, POST /repos/{o}/{r}/pulls; GET, PATCH
-  /repos/{o}/{r}/pulls/{n}; POST /repos/{o}/{r}/issues/{n}/labels. Anything else is recorded
-  as a violation (the bot called something we did not expect) and answered 404.
+  /repos/{o}/{r}/pulls/{n}; POST /repos/{o}/{r}/issues/{n}/labels; GET
+  /repos/{o}/{r}/issues/{n}; GET, POST /repos/{o}/{r}/issues/{n}/comments. Anything else is
+  recorded as a violation (the bot called something we did not expect) and answered 404.
 - Behaviour copied from GitHub: the token must match (else 401 "Bad credentials"); creating a
   second open PR for the same head and base is 422 "A pull request already exists"; a head
-  branch that does not exist on the git remote is 422; `head=OWNER:BRANCH` filters lists.
+  branch that does not exist on the git remote is 422; `head=OWNER:BRANCH` filters lists;
+  `state=open|closed|all` too; a PR whose head is merged into its base is closed as merged,
+  one whose head branch was deleted is closed; closing through PATCH records who closed it
+  (the token's user, `closed_by` of the issue).
 - Scenarios: `fail(method, path_regex, status, times, headers)` answers the next `times`
   matching requests with `status` (GitHub's error bodies; 429/403 rate limits carry
   Retry-After).
@@ -82,6 +86,9 @@ class Pull:
     labels: list[str] = field(default_factory=list)
     updates: int = 0
     merged: bool = False
+    #: login of who closed it (GET .../issues/{n} reports it as `closed_by`)
+    closed_by: str | None = None
+    comments: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -133,6 +140,8 @@ class FakeGitHub(LocalServer):
         self.tamper: Callable[[str, str, Any], Any] | None = None
         self._next_number = 1
         self._lock = threading.Lock()
+        #: the login the token belongs to (who closes what the bot closes)
+        self.login = "executorch-arduino-bot"
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -165,6 +174,11 @@ class FakeGitHub(LocalServer):
 
     def open_pulls(self) -> list[Pull]:
         return [p for p in self.pulls.values() if p.state == "open"]
+
+    def close(self, number: int, by: str = "a-maintainer") -> None:
+        """Close pull request `number` without merging it, as `by` would on github.com."""
+        self.pulls[number].state = "closed"
+        self.pulls[number].closed_by = by
 
     # -- WSGI -----------------------------------------------------------------------------
 
@@ -231,11 +245,15 @@ class FakeGitHub(LocalServer):
     # -- state ----------------------------------------------------------------------------
 
     def _close_merged(self) -> None:
-        """Like GitHub: a pull request whose head is merged into its base is closed."""
+        """Like GitHub: a pull request whose head is merged into its base is closed (merged);
+        one whose head branch is gone is closed (not merged)."""
         if self.git_dir is None:
             return
         for pull in self.open_pulls():
-            if _is_ancestor(self.git_dir, pull.head, pull.base):
+            if not _branch_exists(self.git_dir, pull.head):
+                pull.state = "closed"
+                pull.closed_by = self.login
+            elif _is_ancestor(self.git_dir, pull.head, pull.base):
                 pull.state = "closed"
                 pull.merged = True
 
@@ -283,6 +301,13 @@ class FakeGitHub(LocalServer):
         if pull_or_none is None:
             return 404, _DEFAULT_ERRORS[404]
         pull = pull_or_none
+        if template.endswith("/comments"):
+            if method == "post":
+                pull.comments.append(request.get_json()["body"])
+                return 201, self._comment(pull, len(pull.comments))
+            return 200, [self._comment(pull, i + 1) for i in range(len(pull.comments))]
+        if template == "/repos/{owner}/{repo}/issues/{issue_number}":
+            return 200, self._issue(pull)
         if template.endswith("/labels"):
             data = request.get_json()
             names = data if isinstance(data, list) else data.get("labels", [])
@@ -296,6 +321,8 @@ class FakeGitHub(LocalServer):
             for key in ("title", "body", "state"):
                 if key in data:
                     setattr(pull, key, data[key])
+            if data.get("state") == "closed":
+                pull.closed_by = self.login
             pull.updates += 1
         return 200, self._pull(pull)
 
@@ -398,6 +425,62 @@ class FakeGitHub(LocalServer):
         if not simple:
             fields |= {"merged": pull.merged, "mergeable": None, "merged_by": None}
         return self._fill("pull-request-simple" if simple else "pull-request", fields)
+
+    def _issue(self, pull: Pull) -> dict[str, Any]:
+        """The issue side of a pull request (GET .../issues/{n})."""
+        full = f"{self.owner}/{self.name}"
+        api = self._api(f"/repos/{full}")
+        return self._fill(
+            "issue",
+            {
+                "id": 2000 + pull.number,
+                "number": pull.number,
+                "state": pull.state,
+                "title": pull.title,
+                "body": pull.body,
+                "url": f"{api}/issues/{pull.number}",
+                "html_url": f"https://github.example/{full}/pull/{pull.number}",
+                "repository_url": api,
+                "labels": [self._label(lb) for lb in pull.labels],
+                "user": self._user("executorch-arduino-bot"),
+                "comments": len(pull.comments),
+                "created_at": _NOW,
+                "updated_at": _NOW,
+                "closed_at": _NOW if pull.state == "closed" else None,
+                "closed_by": self._user(pull.closed_by) if pull.closed_by else None,
+                "assignee": None,
+                "milestone": None,
+                "locked": False,
+                "pull_request": {
+                    "url": f"{api}/pulls/{pull.number}",
+                    "html_url": f"https://github.example/{full}/pull/{pull.number}",
+                    "diff_url": f"https://github.example/{full}/pull/{pull.number}.diff",
+                    "patch_url": f"https://github.example/{full}/pull/{pull.number}.patch",
+                    "merged_at": _NOW if pull.merged else None,
+                },
+            },
+        )
+
+    def _comment(self, pull: Pull, index: int) -> dict[str, Any]:
+        """Comment number `index` (from 1) of a pull request."""
+        full = f"{self.owner}/{self.name}"
+        api = self._api(f"/repos/{full}")
+        comment_id = 100 * pull.number + index
+        return self._fill(
+            "issue-comment",
+            {
+                "id": comment_id,
+                "body": pull.comments[index - 1],
+                "url": f"{api}/issues/comments/{comment_id}",
+                "html_url": f"https://github.example/{full}/pull/{pull.number}"
+                f"#issuecomment-{comment_id}",
+                "issue_url": f"{api}/issues/{pull.number}",
+                "user": self._user(self.login),
+                "created_at": _NOW,
+                "updated_at": _NOW,
+                "author_association": "CONTRIBUTOR",
+            },
+        )
 
     def _fill(self, schema_name: str, fields: dict[str, Any]) -> dict[str, Any]:
         value = _fill(self.spec, self.spec.schema(schema_name), f"{self.url}/x")

@@ -31,6 +31,9 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("/repos/{owner}/{repo}/pulls/{pull_number}", "get"),
     ("/repos/{owner}/{repo}/pulls/{pull_number}", "patch"),
     ("/repos/{owner}/{repo}/issues/{issue_number}/labels", "post"),
+    ("/repos/{owner}/{repo}/issues/{issue_number}", "get"),
+    ("/repos/{owner}/{repo}/issues/{issue_number}/comments", "get"),
+    ("/repos/{owner}/{repo}/issues/{issue_number}/comments", "post"),
 )
 #: Error shapes GitHub sends for statuses an operation does not document (401, 429, 5xx ...).
 GENERIC_ERROR_SCHEMAS = ("basic-error", "validation-error")
