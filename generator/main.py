@@ -151,6 +151,24 @@ def add_sync_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="toolchain back end `check` compiles with (default: auto)",
     )
     sync.add_argument("--no-run", action="store_true", help="let `check` skip the emulated run")
+    sync.add_argument(
+        "--keep-older",
+        action="store_true",
+        help="leave the other open sync pull requests open (default: close them as superseded "
+        "and delete their branches); their versions then count as used",
+    )
+    sync.add_argument(
+        "--recreate",
+        action="store_true",
+        help="open the pull request again when the last one from this sync branch was closed "
+        "without merging (default: say so and exit 0)",
+    )
+    sync.add_argument(
+        "--workflow-token",
+        action="store_true",
+        help="the token is the Actions GITHUB_TOKEN, whose pushes start no workflow: the pull "
+        "request and $GITHUB_STEP_SUMMARY say CI did not run and how to fix that",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

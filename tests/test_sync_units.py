@@ -17,7 +17,12 @@ from generator.sync.body import (
     size_rows,
 )
 from generator.sync.git import TOKEN_ENV, git_env, properties_version
-from generator.sync.version import VersionUse, check_version_unused, next_patch
+from generator.sync.version import (
+    VersionUse,
+    check_version_greater,
+    check_version_unused,
+    tag_versions,
+)
 
 PIN_A = "a" * 40
 PIN_B = "b" * 40
@@ -47,10 +52,42 @@ def test_version_used_for_the_same_pin_or_unused_passes() -> None:
     check_version_unused("0.4.0", PIN_A, {"v0.1.0"}, uses)
 
 
-def test_next_patch() -> None:
-    assert next_patch("1.5.1") == "1.5.2"
-    assert next_patch("1.6.0-alpha.0") == "1.6.1"
-    assert next_patch("weird") == "a new X.Y.Z"
+def test_refusal_suggests_the_next_version_above_everything_seen() -> None:
+    with pytest.raises(FatalError, match=r"--library-version 1\.6\.0-alpha\.1 "):
+        check_version_unused("1.6.0-alpha.0", PIN_A, {"v1.6.0-alpha.0"}, [])
+    uses = [VersionUse("0.9.0", PIN_B, "on main", "c" * 40)]
+    with pytest.raises(FatalError, match=r"--library-version 1\.2\.4 "):
+        check_version_unused("0.9.0", PIN_A, {"v1.2.3", "release-x"}, uses)
+
+
+def test_tag_versions_reads_v_semver_and_bare_semver_tags() -> None:
+    tags = {"v1.6.0", "1.5.0", "v1.6.0-rc.1", "release-2024", "v1.5", "vx"}
+    assert tag_versions(tags) == {"v1.6.0": "1.6.0", "1.5.0": "1.5.0", "v1.6.0-rc.1": "1.6.0-rc.1"}
+
+
+def test_version_must_be_greater_than_every_published_version() -> None:
+    with pytest.raises(
+        FatalError,
+        match=r"1\.5\.0 is not greater than 1\.6\.0, already published \(tag v1\.6\.0, "
+        r"version= on main\).*--library-version 1\.6\.1$",
+    ):
+        check_version_greater("1.5.0", PIN_A, {"v1.6.0", "v1.5.0"}, "1.6.0", PIN_B, "main")
+    # a pre-release ranks below its release, and the suggestion stays a pre-release
+    with pytest.raises(FatalError, match=r"not greater than 1\.6\.0-rc\.1.*1\.6\.0-rc\.2$"):
+        check_version_greater("1.6.0-alpha.1", PIN_A, {"v1.6.0-rc.1"}, None, None, "main")
+    # equal precedence is not greater (build metadata is ignored)
+    with pytest.raises(FatalError, match="not greater than 1.6.0"):
+        check_version_greater("1.6.0+cpu", PIN_A, set(), "1.6.0", PIN_B, "main")
+    check_version_greater("1.6.1", PIN_A, {"v1.6.0", "release-x"}, "1.6.0", PIN_B, "main")
+    check_version_greater("1.0.0", PIN_A, set(), None, None, "main")
+    check_version_greater("1.0.0", PIN_A, set(), "not-semver", PIN_B, "main")
+
+
+def test_base_version_of_the_same_pin_does_not_count() -> None:
+    # regenerating the pin the base branch holds, under its (unreleased) version
+    check_version_greater("1.6.0", PIN_A, {"v1.5.0"}, "1.6.0", PIN_A, "main")
+    with pytest.raises(FatalError, match=r"\(tag v1\.7\.0\)"):
+        check_version_greater("1.6.0", PIN_A, {"v1.7.0"}, "1.6.0", PIN_A, "main")
 
 
 def test_properties_version() -> None:
@@ -196,3 +233,17 @@ def test_run_output_cannot_close_its_fence_and_is_capped() -> None:
     injected = [("AddModel", ["```", "## Library check: passed"])]
     body = render_body(facts(runs=injected))
     assert "````\n```\n## Library check: passed\n````" in body
+
+
+def test_ci_note_is_a_warning_at_the_top_of_the_body() -> None:
+    from generator.sync.body import workflow_token_note
+
+    body = render_body(facts(ci_note=workflow_token_note()))
+    lines = body.splitlines()
+    assert lines[0] == "> [!WARNING]"
+    assert lines[1].startswith("> **CI did not run on this pull request:**")
+    quoted = lines[: lines.index("")]
+    assert all(line.startswith(">") for line in quoted)
+    assert "> Until then, close and reopen this pull request to trigger CI." in quoted
+    assert "CI did not run" not in render_body(facts())
+    assert render_body(facts()).startswith("Regenerates the library")

@@ -2,9 +2,12 @@
 request on the library repo, with the `check` report attached.
 
 Data flows one way: ref -> build (`generator.pipeline.build_library`) -> library repo work tree
--> version refusal -> check (`generator.check.run_check`) -> commit -> push -> pull request.
-Everything happens in a temporary clone; the library repo changes only by the final push of our
-own `sync/` branch and the pull request, and a push is undone if the pull request then fails.
+-> closed-PR and version refusals -> check (`generator.check.run_check`) -> commit -> push ->
+pull request -> older sync pull requests closed as superseded.
+Everything happens in a temporary clone; the library repo changes only by the push of our own
+`sync/` branch and the pull request, and a push is undone if the pull request then fails. Only
+once the pull request stands are the other open sync pull requests closed and their branches
+deleted (a failure there is a warning: the new pull request stays).
 
 Modules: `inputs` (token, repo, API URL, base checked up front), `git` (thin GitPython
 helpers, token handling), `tree` (replace generated paths), `version` (reuse and relabel
@@ -18,13 +21,13 @@ import json
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from git import Repo
+from git import GitCommandError, Repo
 
 from generator.errors import FatalError
 from generator.layout import (
@@ -44,25 +47,32 @@ from generator.sync.body import (
     pr_title,
     render_body,
     size_rows,
+    workflow_token_note,
 )
 from generator.sync.github import (
     DEFAULT_API_URL,
     SYNC_LABEL,
+    ClosedPull,
     GitHubRepo,
     PullRequestResult,
+    SyncPull,
     redact,
 )
 from generator.sync.inputs import check_api_url, check_base, check_repo, clean_token
 from generator.sync.report import committed_report
 from generator.sync.tree import read_texts, replace_generated
-from generator.sync.version import check_not_relabelled, check_version_unused
+from generator.sync.version import (
+    check_not_relabelled,
+    check_version_greater,
+    check_version_unused,
+)
 
 DEFAULT_BOT_NAME = "executorch-arduino-bot"
 DEFAULT_BOT_EMAIL = "executorch-arduino-bot@users.noreply.github.com"
 PROPERTIES_FILE = "library.properties"
 #: Files whose change alone does not make a sync worth a pull request.
 _VOLATILE = frozenset({PROVENANCE_FILE, CHECK_REPORT_FILE})
-#: Every sync branch starts with this (other open sync branches are checked for versions).
+#: Every sync branch starts with this (other open sync pull requests are superseded).
 SYNC_PREFIX = "sync/"
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 
@@ -101,6 +111,13 @@ class SyncOptions:
         compiler, run: passed on to `check` (toolchain back end; whether to run emulated).
         work_dir: where the clone and the build go and stay (for inspection); None: a
             temporary folder, removed at the end.
+        keep_older: leave the other open sync pull requests open (default: close them as
+            superseded and delete their branches); their versions then count as used.
+        recreate: open a pull request for the sync branch even though the last one from it
+            was closed without merging (default: say so and stop, exit 0).
+        workflow_token: the token is the Actions GITHUB_TOKEN, whose pushes start no workflow:
+            the body (and the step summary) say that CI did not run and how to fix it.
+        step_summary: file to append that note to (`$GITHUB_STEP_SUMMARY`); None: none.
     """
 
     build: BuildOptions
@@ -115,6 +132,10 @@ class SyncOptions:
     compiler: str = "auto"
     run: bool = True
     work_dir: Path | None = None
+    keep_older: bool = False
+    recreate: bool = False
+    workflow_token: bool = False
+    step_summary: Path | None = None
 
 
 @dataclass
@@ -122,14 +143,18 @@ class SyncResult:
     """What sync did.
 
     Attributes:
-        status: "opened" / "updated" a pull request, "in-sync" (nothing to do), or "dry-run".
+        status: "opened" / "updated" a pull request, "in-sync" (nothing to do), "closed" (the
+            sync branch's pull request was closed without merging; nothing done), or
+            "dry-run".
         branch: the sync branch; sha: the ExecuTorch SHA; version: the library version.
         commit: the library commit on the sync branch (None when nothing was committed).
         pull: the pull request (opened/updated only); body: its text (None when in sync).
         upstream_version: the ref's version.txt, verbatim.
+        closed: the closed pull request ("closed" only).
+        superseded: numbers of the older sync pull requests this sync closed.
     """
 
-    status: Literal["opened", "updated", "in-sync", "dry-run"]
+    status: Literal["opened", "updated", "in-sync", "closed", "dry-run"]
     branch: str
     sha: str
     version: str
@@ -137,6 +162,8 @@ class SyncResult:
     pull: PullRequestResult | None = None
     body: str | None = None
     upstream_version: str = ""
+    closed: ClosedPull | None = None
+    superseded: list[int] = field(default_factory=list)
 
 
 def sync_branch(sha: str) -> str:
@@ -201,9 +228,11 @@ def run_sync(
             non-ASCII characters), missing token, an API URL that is not GitHub's, GitHub or
             git failures (401, 403, 404, 422, rate limits and 5xx after bounded retries,
             network down, protected branch, push rejected), unknown ref (from the build), a
-            reused version or relabelled pin, a maintainer's commits on the sync branch, or a
-            failing check. The library repo is left as it was (a push is undone when anything
-            after it fails, even unexpectedly).
+            reused version, a version not above every published one, a relabelled pin, a
+            maintainer's commits on the sync branch, or a failing check. The library repo is
+            left as it was (a push is undone when anything after it fails, even unexpectedly).
+            Failing to close a superseded pull request, delete its branch or write the step
+            summary is a warning (on `say`), not an error.
     """
     token = clean_token(token)
     check_repo(options.repo)
@@ -282,10 +311,34 @@ def _sync_in(
             upstream_version=built.upstream_version,
         )
 
+    if gh is not None and not options.recreate:
+        closed = gh.closed_pull(branch, options.base)
+        if closed is not None:
+            emit(_closed_message(closed, branch, built))
+            return SyncResult(
+                "closed",
+                branch,
+                built.sha,
+                built.library_version,
+                upstream_version=built.upstream_version,
+                closed=closed,
+            )
+    # The open sync pull requests this one supersedes (None: unknown, a dry run asks no API).
+    older: list[SyncPull] | None = []
+    if not options.keep_older:
+        older = None
+        if gh is not None:
+            older = [p for p in gh.open_sync_pulls(options.base, SYNC_PREFIX) if p.branch != branch]
+
     old_remote = g.remote_branch_sha(lib, branch)
     if old_remote is not None:
         _refuse_foreign_commits(lib, old_remote, base_rev, branch, options.identity)
-    _check_version(options, built, lib, base_rev, branch)
+    if older is None:
+        # a dry run cannot ask which are open: it assumes every other one would be superseded
+        not_counted: Collection[str] = g.remote_branches(lib, SYNC_PREFIX)
+    else:
+        not_counted = {p.branch for p in older}
+    _check_version(options, built, lib, base_rev, branch, not_counted)
 
     say("checking the regenerated library")
     report = check(built.out, options)
@@ -320,7 +373,8 @@ def _sync_in(
     body = render_body(facts)
     title = pr_title(facts)
     if options.dry_run or gh is None:
-        emit(f"dry run: would push {branch} and open or update a pull request:\n")
+        also = "" if options.keep_older else ", and close the other open sync pull requests"
+        emit(f"dry run: would push {branch} and open or update a pull request{also}:\n")
         emit(f"# {title}\n\n{body}")
         return SyncResult(
             "dry-run",
@@ -371,6 +425,13 @@ def _sync_in(
         )
     verb = "opened" if pull.created else "updated"
     emit(f"{verb} pull request #{pull.number}: {pull.url}")
+    superseded = [
+        old.number
+        for old in older or []
+        if _supersede(gh, lib, old, pull, built, base_rev, options.identity, genv, say, emit)
+    ]
+    if options.workflow_token and options.step_summary is not None:
+        _append_step_summary(options.step_summary, pull, say)
     return SyncResult(
         "opened" if pull.created else "updated",
         branch,
@@ -380,7 +441,88 @@ def _sync_in(
         pull=pull,
         body=body,
         upstream_version=built.upstream_version,
+        superseded=superseded,
     )
+
+
+def _closed_message(closed: ClosedPull, branch: str, built: BuildResult) -> str:
+    """What sync says when the sync branch's last pull request was closed without merging."""
+    who = f" by {closed.closed_by}" if closed.closed_by else ""
+    when = f" on {closed.closed_at:%Y-%m-%d %H:%M} UTC" if closed.closed_at else ""
+    return (
+        f"pull request #{closed.number} ({closed.url}) for {branch} (ExecuTorch "
+        f"{built.sha[:12]}, library {built.library_version}) was closed without merging{who}"
+        f"{when}; not recreating it. Pass --recreate to open a new one anyway."
+    )
+
+
+def _supersede(
+    gh: GitHubRepo,
+    lib: Repo,
+    old: SyncPull,
+    pull: PullRequestResult,
+    built: BuildResult,
+    base_rev: str,
+    identity: g.Identity,
+    genv: g.GitEnv,
+    say: Callable[[str], None],
+    emit: Callable[[str], None],
+) -> bool:
+    """Close the older sync pull request `old`, comment naming `pull`, and delete its branch
+    (force-with-lease on the tip sync cloned, so a push since then keeps it; a branch with
+    commits by anyone but the bot is kept). Closing comes first: a run that fails half-way
+    and is repeated then no longer finds it open, so it is never commented twice. Failures are
+    warnings.
+
+    Returns:
+        Whether `old` was closed.
+    """
+    comment = (
+        f"Superseded by #{pull.number} (ExecuTorch {built.sha[:12]}, "
+        f"library {built.library_version})"
+    )
+    try:
+        gh.close_pull(old.number)
+    except FatalError as e:
+        say(f"warning: could not close the superseded pull request #{old.number}: {e}")
+        return False
+    try:
+        gh.comment(old.number, comment)
+    except FatalError as e:
+        say(f"warning: closed superseded pull request #{old.number} without a comment: {e}")
+    tip = g.remote_branch_sha(lib, old.branch)
+    if tip is None:
+        emit(f"closed superseded pull request #{old.number}")
+        return True
+    try:
+        foreign = g.foreign_commits(lib, tip, base_rev, identity)
+        if foreign:
+            say(
+                f"warning: closed superseded pull request #{old.number} but kept its branch "
+                f"{old.branch}: it has commits by someone other than the bot"
+            )
+            return True
+        g.push_with_lease(lib, "", old.branch, tip, genv, f"delete the branch {old.branch}")
+    except (FatalError, g.GitFailure, GitCommandError) as e:
+        said = str(e) if isinstance(e, FatalError) else type(e).__name__
+        say(
+            f"warning: closed superseded pull request #{old.number} but could not delete "
+            f"its branch: {genv.redact(said)}"
+        )
+        return True
+    emit(f"closed superseded pull request #{old.number} and deleted its branch {old.branch}")
+    return True
+
+
+def _append_step_summary(path: Path, pull: PullRequestResult, say: Callable[[str], None]) -> None:
+    """Append the CI note for `pull` to the step summary file (append mode: other steps'
+    parts stay). A failure is a warning: the pull request stands."""
+    text = f"### Sync pull request [#{pull.number}]({pull.url})\n\n{workflow_token_note()}\n"
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        say(f"warning: could not append to the step summary {path}: {e}")
 
 
 def _refuse_foreign_commits(
@@ -400,28 +542,35 @@ def _refuse_foreign_commits(
 
 
 def _check_version(
-    options: SyncOptions, built: BuildResult, lib: Repo, base_rev: str, branch: str
+    options: SyncOptions,
+    built: BuildResult,
+    lib: Repo,
+    base_rev: str,
+    branch: str,
+    not_counted: Collection[str],
 ) -> None:
-    """Refuse a version the library repo already uses for another pin (base history, tags,
-    other open sync branches), and a relabelling of the pin the base branch publishes."""
-    base_pin = g.file_at(lib, base_rev, PIN_FILE)
-    check_not_relabelled(
-        built.library_version,
-        built.sha,
-        g.properties_version(g.file_at(lib, base_rev, PROPERTIES_FILE)),
-        base_pin.strip() if base_pin else None,
-        options.base,
-    )
+    """Refuse a relabelling of the pin the base branch publishes, a version the library repo
+    already uses for another pin (base history, tags, other sync branches except
+    `not_counted`: those about to be superseded), and a version not greater than every
+    published one (tags, the base branch's)."""
+    base_pin_text = g.file_at(lib, base_rev, PIN_FILE)
+    base_pin = base_pin_text.strip() if base_pin_text else None
+    base_version = g.properties_version(g.file_at(lib, base_rev, PROPERTIES_FILE))
+    check_not_relabelled(built.library_version, built.sha, base_version, base_pin, options.base)
     others = [
         (f"refs/remotes/origin/{name}", f"on the open sync branch {name}")
         for name in g.remote_branches(lib, SYNC_PREFIX)
-        if name != branch
+        if name != branch and name not in not_counted
     ]
     uses = [
         *g.versions_in_history(lib, base_rev, PROPERTIES_FILE, PIN_FILE, f"on {options.base}"),
         *g.versions_at(lib, [*g.tag_revs(lib), *others], PROPERTIES_FILE, PIN_FILE),
     ]
-    check_version_unused(built.library_version, built.sha, g.tag_names(lib), uses)
+    tags = g.tag_names(lib)
+    check_version_unused(built.library_version, built.sha, tags, uses)
+    check_version_greater(
+        built.library_version, built.sha, tags, base_version, base_pin, options.base
+    )
 
 
 @contextmanager
@@ -496,4 +645,5 @@ def _facts(
         base_has_report=base_report is not None,
         branch=branch,
         base=options.base,
+        ci_note=workflow_token_note() if options.workflow_token else None,
     )

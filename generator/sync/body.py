@@ -132,6 +132,7 @@ class PullRequestFacts:
         sizes: size rows with deltas; runs: (example, output lines) of the emulated runs;
         base_has_report: whether the base carried extras/check_report.json.
         branch, base: the sync branch and the base branch.
+        ci_note: Markdown shown as a warning at the top (`workflow_token_note`), or None.
     """
 
     ref: str
@@ -153,6 +154,7 @@ class PullRequestFacts:
     base_has_report: bool = False
     branch: str = ""
     base: str = "main"
+    ci_note: str | None = None
 
     @property
     def compare_url(self) -> str | None:
@@ -168,6 +170,28 @@ class PullRequestFacts:
     @property
     def kernels_removed(self) -> list[str]:
         return sorted(set(self.base_kernels) - set(self.kernels))
+
+
+def workflow_token_note() -> str:
+    """Why CI did not run on a sync pull request pushed with the Actions `GITHUB_TOKEN`, and
+    how to make it run (Markdown).
+
+    Source: GitHub Actions docs, "Triggering a workflow from a workflow": events caused by the
+    repository's GITHUB_TOKEN (except workflow_dispatch and repository_dispatch) create no
+    workflow run; a person closing and reopening the pull request does (`reopened`).
+    """
+    return (
+        "**CI did not run on this pull request:** sync pushed it with the workflow's "
+        "`GITHUB_TOKEN`, and GitHub starts no workflow for what that token does, so the "
+        "library's `ci.yml` has not checked it. To have CI run on every sync pull request, "
+        "give sync another token:\n"
+        "- a GitHub App with contents: write and pull-requests: write, installed on this "
+        "repository: its App ID in the repository variable `SYNC_APP_ID`, its private key in "
+        "the secret `SYNC_APP_PRIVATE_KEY`; or\n"
+        "- a fine-grained personal access token for this repository with contents: write and "
+        "pull-requests: write, in the secret `SYNC_TOKEN`.\n\n"
+        "Until then, close and reopen this pull request to trigger CI."
+    )
 
 
 def pr_title(facts: PullRequestFacts) -> str:
@@ -193,7 +217,10 @@ def _signed(n: int | None) -> str:
 
 
 _TEMPLATE = """\
-Regenerates the library from ExecuTorch **{{ f.ref }}** \
+{% if f.ci_note %}> [!WARNING]
+{% for line in f.ci_note.splitlines() %}>{% if line %} {{ line }}{% endif %}
+{% endfor %}
+{% endif %}Regenerates the library from ExecuTorch **{{ f.ref }}** \
 ([`{{ f.sha[:12] }}`]({{ commit_url }})), full SHA `{{ f.sha }}`.
 
 | | |

@@ -1,10 +1,13 @@
-"""Refuse a library version that was already used: the Library Manager silently drops a
-release whose version it has seen, so a reused version never reaches users.
+"""Refuse a library version the Library Manager would not publish: one already used (it
+silently drops a release whose version it has seen, so a reused version never reaches users),
+and one not greater than every published version (it offers the highest version, so users
+would never get a lower one, and merging it would take the library back).
 
 Source of the rule: the Library Manager indexer (arduino/libraries-repository-engine) takes the
 version from library.properties, not from the tag name, and skips a tag whose version it has
 already loaded ("Release <name>:<version> already loaded, skipping"; see that repository's
-issue 294). Published sources are therefore never relabelled.
+issue 294). Published sources are therefore never relabelled. Versions are compared by SemVer
+2.0 precedence (`generator.version`), as arduino-cli does.
 """
 
 from __future__ import annotations
@@ -13,15 +16,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from generator.errors import FatalError
+from generator.version import highest, is_greater, parse, suggest_next
 
 
-def next_patch(version: str) -> str:
-    """`X.Y.Z` -> `X.Y.(Z+1)` (prerelease part dropped), for the suggestion in errors."""
-    core = version.split("-", 1)[0].split("+", 1)[0]
-    parts = core.split(".")
-    if len(parts) == 3 and all(p.isdigit() for p in parts):
-        return f"{parts[0]}.{parts[1]}.{int(parts[2]) + 1}"
-    return "a new X.Y.Z"
+def tag_versions(tags: Iterable[str]) -> dict[str, str]:
+    """The SemVer versions that tags name: `v<semver>` (and a bare `<semver>`) -> version,
+    keyed by tag name; other tags (`release-2024`, `v1.5`) are left out."""
+    found: dict[str, str] = {}
+    for tag in tags:
+        text = tag[1:] if tag.startswith("v") else tag
+        try:
+            parse(text)
+        except ValueError:
+            continue
+        found[tag] = text
+    return found
 
 
 @dataclass(frozen=True)
@@ -48,7 +57,8 @@ def check_version_unused(
     uses: Iterable[VersionUse],
 ) -> None:
     """Refuse `version` if it is already a tag (`v<version>` or `<version>`), or a `version=`
-    that the library repo uses anywhere else for a different ExecuTorch pin.
+    that the library repo uses anywhere else for a different ExecuTorch pin. The suggestion is
+    above every version seen (`generator.version.suggest_next`).
 
     Args:
         version: the library version about to be written (library.properties `version=`).
@@ -61,8 +71,10 @@ def check_version_unused(
         FatalError: naming the tag, branch or commit that already uses the version, and what
             to pass.
     """
-    fix = f"pass --library-version {next_patch(version)} (or another unused X.Y.Z)"
     names = set(tags)
+    uses = list(uses)
+    known = [*tag_versions(names).values(), *(use.version for use in uses)]
+    fix = f"pass --library-version {suggest_next(version, *known)} (or another unused version)"
     for tag in (f"v{version}", version):
         if tag in names:
             raise FatalError(
@@ -100,3 +112,43 @@ def check_not_relabelled(
             f"{version}: pass --library-version {base_version} to regenerate it, or sync "
             "another ref"
         )
+
+
+def check_version_greater(
+    version: str,
+    pin: str,
+    tags: Iterable[str],
+    base_version: str | None,
+    base_pin: str | None,
+    base: str,
+) -> None:
+    """Refuse `version` unless it is greater (SemVer precedence) than every published one:
+    each tag `v<semver>` (or `<semver>`) and the base branch's `version=`. The base branch's
+    version does not count when the base already holds `pin` (regenerating the pin it
+    publishes under the same, not yet released, version stays allowed; `check_not_relabelled`
+    keeps the version the same).
+
+    Args:
+        version: the version this sync would write (SemVer 2.0); pin: its ExecuTorch SHA.
+        tags: tag names of the library repo.
+        base_version, base_pin: library.properties `version=` and executorch_pin.txt on the
+            base branch (None: absent); base: the base branch name (for the message).
+    Raises:
+        FatalError: naming the highest published version, where it is, and the next version
+            to pass.
+    """
+    published: dict[str, list[str]] = {}
+    for tag, tagged in sorted(tag_versions(tags).items()):
+        published.setdefault(tagged, []).append(f"tag {tag}")
+    if base_version is not None and base_pin != pin:
+        published.setdefault(base_version, []).append(f"version= on {base}")
+    top = highest(published)
+    if top is None or is_greater(version, top):
+        return
+    where = ", ".join(published[top])
+    raise FatalError(
+        f"library version {version} is not greater than {top}, already published ({where}); "
+        "the Library Manager always offers the highest version, so users would never get "
+        f"these sources, and merging them would take {base} back: pass --library-version "
+        f"{suggest_next(version, *published)}"
+    )
