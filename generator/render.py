@@ -55,13 +55,16 @@ def write_pin(library: Path, sha: str) -> None:
 
 
 def render_metadata(library: Path, facts: dict[str, Any]) -> None:
-    """Write library.properties, extras/PROVENANCE.txt and the licenses README.
+    """Write library.properties, README.md, extras/PROVENANCE.txt and the licenses README.
 
     Args:
         library: library root.
         facts: everything the templates use (see the templates; missing facts raise).
     """
     render_to("library.properties.j2", library / "library.properties", **facts)
+    # The Library Manager wants a README (arduino-lint LD001); a synced library repo keeps
+    # its own (README.md is not a generated path, see generator.layout).
+    render_to("README.md.j2", library / "README.md", **facts)
     render_to(
         "THIRD_PARTY_LICENSES.md.j2",
         library / "extras" / "THIRD_PARTY_LICENSES" / "README.md",

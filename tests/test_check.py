@@ -129,7 +129,16 @@ def write_library(root: Path, sketches: dict[str, tuple[str, str]]) -> Path:
     for rel, text in TINY_SOURCES.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    (root / "library.properties").write_text("name=Tiny\nversion=0.0.1\n")
+    # Metadata that passes `lint` (which check runs first), with the registered name.
+    (root / "library.properties").write_text(
+        "name=ExecuTorch\nversion=0.0.1\nauthor=Tests\nmaintainer=Tests <t@example.invalid>\n"
+        "sentence=A tiny library for the check tests.\nparagraph=Small C and C++ sources.\n"
+        "category=Data Processing\nurl=https://example.invalid/tiny\narchitectures=*\n"
+        "includes=Tiny.h\n"
+    )
+    (root / "LICENSE").write_text("BSD License (test)\n")
+    (root / "README.md").write_text("# Tiny\n")
+    (root / "src" / "ExecuTorch.h").write_text('#pragma once\n#include "Tiny.h"\n')
     for name, (code, expected) in sketches.items():
         folder = root / "examples" / name
         folder.mkdir(parents=True)
