@@ -20,13 +20,15 @@ VENDORED_DIR = PROJECT_ROOT / "vendored"
 class CopyRule:
     """Copy files matching `include` (minus `exclude`) below `source` to `dest`.
 
-    Globs are relative to `source`; `**` matches any number of folders.
+    Globs are relative to `source`; `**` matches any number of folders. An `optional` rule
+    may match nothing (files that only some refs have); any other rule must match a file.
     """
 
     source: str
     dest: str
     include: tuple[str, ...]
     exclude: tuple[str, ...] = ()
+    optional: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,11 +49,15 @@ class Component:
 
 
 def _rule(raw: dict[str, Any]) -> CopyRule:
+    optional = raw.get("optional", False)
+    if not isinstance(optional, bool):
+        raise TypeError(f"`optional` must be true or false, not {optional!r}")
     return CopyRule(
         source=str(raw["from"]),
         dest=str(raw["to"]),
         include=tuple(raw.get("include", ["**/*"])),
         exclude=tuple(raw.get("exclude", [])),
+        optional=optional,
     )
 
 

@@ -360,9 +360,26 @@ def _build_into(
         )
         rep.note(f"{len(generated.kernels)} kernels registered")
 
+    ref_files: list[dict[str, object]] = []
     with rep.step("vendor sources"):
         for component, tree in vendored:
-            vendor_component(component, tree, library)
+            done = vendor_component(component, tree, library)
+            for rule, written in done.optional:
+                names = [p.relative_to(library / rule.dest).as_posix() for p in written]
+                if not names:
+                    rep.note(
+                        f"{component.name} at {co.sha[:12]} has none of {rule.source}/"
+                        f"{{{','.join(rule.include)}}}; {rule.dest}/ ships without them"
+                    )
+                ref_files.append(
+                    {
+                        "component": component.name,
+                        "source": rule.source,
+                        "dest": rule.dest,
+                        "include": list(rule.include),
+                        "files": names,
+                    }
+                )
         vendor_op_sources(root, library, sources.values())
         write_cmake_macros(library)
         shutil.copytree(
@@ -443,6 +460,8 @@ def _build_into(
                 "cortex_m_sources": len(op_files) - len(portable_sources),
                 "examples": [p.name for p in plans],
                 "example_models": [(p.name, p.origin) for p in plans],
+                "tools": sorted(t.name for t in TOOLS_DIR.glob("*.py")),
+                "ref_files": ref_files,
                 "patches": [p for p in PATCHES if p.name in applied],
                 "flatc_version": fb_version,
                 "torch_version": _torch_version(),

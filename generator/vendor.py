@@ -1,7 +1,7 @@
 """Step 4: vendor sources into the library tree.
 
 - Each component's copy rules (vendored/*.yaml) bring the runtime, c10/torch headers,
-  FlatBuffers, flatcc and CMSIS-NN.
+  FlatBuffers, flatcc and CMSIS-NN, and the ref's model-conversion scripts when it has them.
 - Only the operator sources that are registered ship: the `op_*.cpp` of each selected
   operator, then whatever headers and helper sources they need, found by following their
   includes (not by a hand list). A helper source ships when a header it implements is used:
@@ -57,11 +57,14 @@ def apply_rule(rule: CopyRule, tree: Path, library: Path) -> list[Path]:
     """Copy the files of `rule` from `tree` into `library`.
 
     Returns:
-        Destination paths written, sorted.
+        Destination paths written, sorted (empty only for an optional rule).
     Raises:
-        FatalError: when the rule's source folder is missing or matches nothing.
+        FatalError: when the source folder of a rule that is not optional is missing or
+            matches nothing.
     """
     source = tree / rule.source
+    if rule.optional and not source.is_dir():
+        return []
     if not source.is_dir():
         raise FatalError(
             f"{rule.source} is missing from the checkout at {tree}; the component's layout "
@@ -80,16 +83,30 @@ def apply_rule(rule: CopyRule, tree: Path, library: Path) -> list[Path]:
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, dest)
         written.append(dest)
-    if not written:
+    if not written and not rule.optional:
         raise FatalError(f"no file of {rule.source} matches {list(rule.include)}")
     return written
 
 
-def vendor_component(component: Component, tree: Path, library: Path) -> list[Path]:
+@dataclass
+class Vendored:
+    """What `vendor_component` copied.
+
+    Attributes:
+        written: destination paths, the license last.
+        optional: each optional rule, with the destination paths it wrote (empty when the
+            tree has none of its files).
+    """
+
+    written: list[Path] = field(default_factory=list)
+    optional: list[tuple[CopyRule, list[Path]]] = field(default_factory=list)
+
+
+def vendor_component(component: Component, tree: Path, library: Path) -> Vendored:
     """Apply every copy rule of `component` and copy its license.
 
     Raises:
-        FatalError: when the component's LICENSE (or a rule's folder) is missing.
+        FatalError: when the component's LICENSE (or a required rule's folder) is missing.
     """
     license_path = tree / component.license_file
     if not license_path.is_file():
@@ -97,14 +114,17 @@ def vendor_component(component: Component, tree: Path, library: Path) -> list[Pa
             f"{component.name} at {tree} has no {component.license_file}; it cannot be "
             "redistributed without its license (is the checkout complete?)"
         )
-    written: list[Path] = []
+    result = Vendored()
     for rule in component.files:
-        written += apply_rule(rule, tree, library)
+        written = apply_rule(rule, tree, library)
+        result.written += written
+        if rule.optional:
+            result.optional.append((rule, written))
     dest = library / component.license_dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(license_path, dest)
-    written.append(dest)
-    return written
+    result.written.append(dest)
+    return result
 
 
 @dataclass

@@ -212,6 +212,22 @@ FIXTURE_OP_SOURCES = 5 + len(_PLAIN_OPS) + 1
 FIXTURE_CORTEX_M_OPS = {"cortex_m::quantize_per_tensor.out", "cortex_m::quantized_add.out"}
 
 
+#: The ref's model-conversion scripts (examples/arduino/), and its own pte_to_header.py, which
+#: the library replaces by ours.
+REF_TOOLS: dict[str, str | bytes] = {
+    # Like the ref's: it imports to_header from the pte_to_header.py beside it.
+    "examples/arduino/export_model.py": (
+        "# fixture: the ref's export_model.py\n"
+        "import sys\n"
+        "from pte_to_header import to_header\n"
+        "with open(sys.argv[1], 'rb') as f:\n"
+        "    sys.stdout.write(to_header(f.read(), source='the exported model'))\n"
+    ),
+    "examples/arduino/generate_test_input.py": "# fixture: the ref's generate_test_input.py\n",
+    "examples/arduino/pte_to_header.py": "# fixture: the ref's pte_to_header.py\n",
+}
+
+
 def _op(name: str, includes: list[str]) -> str:
     inc = "".join(f"#include <{i}>\n" for i in includes)
     return (
@@ -326,6 +342,7 @@ def executorch_files(
             'static const char* test_label = "yes";\nstatic const float test_input[490] = {0};\n'
         )
         files["examples/arduino/examples/KeywordSpotting/model.pth"] = b"not shipped"
+        files.update(REF_TOOLS)
     return files
 
 

@@ -40,6 +40,17 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
+def to_header(buffer: bytes, name: str = "model_pte", source: str = "a .pte") -> str:
+    """The model.h text for the .pte bytes `buffer` (what `main` writes).
+
+    The ref's export_model.py, shipped beside this script, imports it under this name.
+
+    Raises:
+        ValueError: `name` is not a C identifier, `source` spans lines, or `buffer` is empty.
+    """
+    return et_pte.model_h(buffer, name=name, source=source)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 written, 1 bad input, 2 usage)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -75,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         ops = sorted({c.operator for m in program.methods for c in m.kernel_calls})
         summary = f"; methods {', '.join(m.name for m in program.methods)}; {len(ops)} operators"
-    text = et_pte.model_h(data, name=args.name, source=args.pte.name)
+    text = to_header(data, name=args.name, source=args.pte.name)
     if args.output == "-":
         sys.stdout.write(text)
     else:

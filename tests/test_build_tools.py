@@ -1,0 +1,141 @@
+"""The tools a library ships in extras/tools: ours, and the ref's model-conversion scripts.
+
+The ref's `examples/arduino/export_model.py` and `generate_test_input.py` are copied from the
+checkout at build time (an optional copy rule in vendored/executorch.yaml); a ref without them
+still builds, says so, and records it in extras/PROVENANCE.txt.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from et_fixture import FIXTURE_PTE, REF_TOOLS, Upstream, make_upstream
+
+from generator.components import CopyRule, load_component
+from generator.errors import FatalError
+from generator.pipeline import BuildOptions, BuildResult, build_library
+from generator.vendor import apply_rule
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+OUR_TOOLS = sorted(p.name for p in (REPO_ROOT / "extras" / "tools").glob("*.py"))
+REF_SCRIPTS = ("export_model.py", "generate_test_input.py")
+
+
+class NoteRecorder:
+    """A build reporter that keeps the notes."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        yield
+
+    def note(self, message: str) -> None:
+        self.notes.append(message)
+
+
+@pytest.fixture
+def upstream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Upstream:
+    up = make_upstream(tmp_path)
+    for key, value in up.env().items():
+        monkeypatch.setenv(key, value)
+    return up
+
+
+def build(tmp_path: Path, reporter: NoteRecorder | None = None) -> BuildResult:
+    options = BuildOptions(cache_dir=tmp_path / "cache")
+    return build_library(options, tmp_path / "out" / "ExecuTorch", reporter)
+
+
+def test_ref_conversion_scripts_ship_beside_ours(tmp_path: Path, upstream: Upstream) -> None:
+    lib = build(tmp_path).out
+    tools = lib / "extras" / "tools"
+    assert sorted(p.name for p in tools.iterdir()) == sorted([*OUR_TOOLS, *REF_SCRIPTS])
+    for name in REF_SCRIPTS:
+        assert (tools / name).read_text() == REF_TOOLS[f"examples/arduino/{name}"]
+    # The ref's pte_to_header.py does not ship: ours (which validates models) does.
+    for name in OUR_TOOLS:
+        assert (tools / name).read_bytes() == (REPO_ROOT / "extras" / "tools" / name).read_bytes()
+    provenance = (lib / "extras" / "PROVENANCE.txt").read_text()
+    assert f"extras/tools:     {', '.join(OUR_TOOLS)} (the generator's)" in provenance
+    assert (
+        "  extras/tools/ from ExecuTorch examples/arduino/: export_model.py, generate_test_input.py"
+        in provenance
+    )
+
+
+def test_ref_export_script_uses_our_pte_to_header(tmp_path: Path, upstream: Upstream) -> None:
+    # The ref's export_model.py does `from pte_to_header import to_header`; beside it is ours.
+    tools = build(tmp_path).out / "extras" / "tools"
+    pte = FIXTURE_PTE / "AddModel.pte"
+    exported = subprocess.run(
+        [sys.executable, str(tools / "export_model.py"), str(pte)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    header = tmp_path / "model.h"
+    subprocess.run(
+        [sys.executable, str(tools / "pte_to_header.py"), str(pte), "-o", str(header)],
+        capture_output=True,
+        check=True,
+    )
+    assert exported == header.read_text().replace(pte.name, "the exported model")
+    assert "alignas(16)" in exported
+
+
+def test_ref_without_the_scripts_still_builds(tmp_path: Path, upstream: Upstream) -> None:
+    upstream.commit_executorch(
+        {}, "no conversion scripts", remove=tuple(f"examples/arduino/{n}" for n in REF_SCRIPTS)
+    )
+    reporter = NoteRecorder()
+    lib = build(tmp_path, reporter).out
+    tools = lib / "extras" / "tools"
+    assert sorted(p.name for p in tools.iterdir()) == OUR_TOOLS
+    assert any(
+        "has none of examples/arduino/{export_model.py,generate_test_input.py}" in note
+        and "extras/tools/ ships without them" in note
+        for note in reporter.notes
+    ), reporter.notes
+    provenance = (lib / "extras" / "PROVENANCE.txt").read_text()
+    assert (
+        "  extras/tools/ from ExecuTorch examples/arduino/: none (this ref has no "
+        "export_model.py, generate_test_input.py)" in provenance
+    )
+
+
+def test_ref_with_one_script_ships_it(tmp_path: Path, upstream: Upstream) -> None:
+    upstream.commit_executorch(
+        {}, "export only", remove=("examples/arduino/generate_test_input.py",)
+    )
+    reporter = NoteRecorder()
+    lib = build(tmp_path, reporter).out
+    assert sorted(p.name for p in (lib / "extras" / "tools").iterdir()) == sorted(
+        [*OUR_TOOLS, "export_model.py"]
+    )
+    assert not [n for n in reporter.notes if "ships without them" in n]
+    provenance = (lib / "extras" / "PROVENANCE.txt").read_text()
+    assert "  extras/tools/ from ExecuTorch examples/arduino/: export_model.py\n" in provenance
+
+
+def test_optional_rule_with_no_folder_copies_nothing(tmp_path: Path) -> None:
+    rule = CopyRule("examples/arduino", "extras/tools", ("export_model.py",), optional=True)
+    assert apply_rule(rule, tmp_path / "tree", tmp_path / "lib") == []
+    with pytest.raises(FatalError, match="examples/arduino is missing"):
+        apply_rule(replace(rule, optional=False), tmp_path / "tree", tmp_path / "lib")
+
+
+def test_optional_must_be_a_boolean(tmp_path: Path) -> None:
+    (tmp_path / "x.yaml").write_text(
+        "name: X\nurl: u\npin: {kind: ref}\nlicense: MIT\nlicense_file: LICENSE\ncheckout: [a]\n"
+        "files:\n  - {from: a, to: b, optional: 'yes'}\n"
+    )
+    with pytest.raises(FatalError, match="`optional` must be true or false"):
+        load_component("x", tmp_path)
