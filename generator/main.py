@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     from generator.commands.release import add_release_parser
 
     add_release_parser(verbs)
+    from generator.commands.workflows import add_workflows_parser
+
+    add_workflows_parser(verbs)
     return parser
 
 
@@ -195,4 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from generator.commands.release import release
 
             return release(args)
+        if args.command == "workflows":
+            from generator.commands.workflows import workflows
+
+            return workflows(args)
     raise AssertionError(f"unhandled command {args.command}")

@@ -1,0 +1,167 @@
+"""`python -m generator workflows LIBRARY_REPO_DIR`: install the library repo's GitHub workflows
+(sync, CI, release), pinned to this generator's repo URL and commit; `--check` only compares."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from generator import PROJECT_ROOT
+from generator.errors import FatalError
+from generator.workflows import (
+    WORKFLOWS_DIR,
+    check_generator_repo,
+    render_workflows,
+    workflow_drift,
+    write_workflows,
+)
+
+
+def add_workflows_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The `workflows` verb's options."""
+    workflows = verbs.add_parser(
+        "workflows",
+        help="install the library repo's GitHub workflows (sync, CI, release), pinned to this "
+        "generator",
+    )
+    workflows.add_argument(
+        "library", type=Path, metavar="LIBRARY_REPO_DIR", help="checkout of the library repo"
+    )
+    workflows.add_argument(
+        "--generator-repo",
+        metavar="URL",
+        help="https git URL the workflows fetch the generator from (default: the origin "
+        "remote of this generator's checkout)",
+    )
+    workflows.add_argument(
+        "--generator-ref",
+        metavar="SHA",
+        help="full commit SHA of the generator the workflows run (default: HEAD of this "
+        "generator's checkout, which must be clean)",
+    )
+    workflows.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="pin HEAD even when this checkout has uncommitted changes (they are not in HEAD)",
+    )
+    workflows.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 and list the workflows that are missing or differ",
+    )
+
+
+def _open_checkout(checkout: Path, what: str) -> Any:
+    """The GitPython `Repo` of `checkout` (FatalError when it is none)."""
+    import git
+
+    try:
+        return git.Repo(checkout)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise FatalError(
+            f"the generator at {checkout} is not a git checkout, so it has no {what}; "
+            "pass --generator-repo and --generator-ref"
+        ) from None
+
+
+def default_generator_repo(checkout: Path = PROJECT_ROOT) -> str:
+    """The `remote.origin.url` of the generator checkout, if it can be pinned (see
+    `generator.workflows.check_generator_repo`).
+
+    Raises:
+        FatalError: not a git checkout, no origin remote, or an origin that is not a
+            credential-free https URL.
+    """
+    import git
+
+    repo = _open_checkout(checkout, "origin remote")
+    try:
+        # The configured value, not `git remote get-url`: an insteadOf rewrite in the user's
+        # git config (https -> ssh, say) is theirs, not the generator's public URL.
+        url = str(repo.git.config("--get", "remote.origin.url")).strip()
+    except git.GitCommandError:
+        raise FatalError(
+            f"the generator checkout {checkout} has no origin remote; pass --generator-repo "
+            "https://HOST/OWNER/NAME.git"
+        ) from None
+    if not url.startswith("https://"):
+        raise FatalError(
+            f"the origin remote of the generator checkout is {url!r}, not an https URL; the "
+            "library repo's workflows fetch the generator anonymously over https: pass "
+            "--generator-repo https://HOST/OWNER/NAME.git"
+        )
+    return check_generator_repo(url)
+
+
+def default_generator_ref(checkout: Path = PROJECT_ROOT, *, allow_dirty: bool = False) -> str:
+    """The full SHA of HEAD of the generator checkout.
+
+    Warns (stderr) when no remote-tracking branch contains HEAD: the workflows can fetch it
+    only once it is pushed.
+
+    Raises:
+        FatalError: not a git checkout, no commit yet, or uncommitted changes (tracked or
+            untracked files) without `allow_dirty`.
+    """
+    import git
+
+    repo = _open_checkout(checkout, "HEAD to pin")
+    try:
+        sha = str(repo.head.commit.hexsha)
+    except ValueError:
+        raise FatalError(f"the generator checkout {checkout} has no commit yet") from None
+    if not allow_dirty and repo.is_dirty(untracked_files=True):
+        raise FatalError(
+            f"the generator checkout {checkout} has uncommitted changes; the workflows would "
+            f"pin HEAD ({sha[:12]}) without them: commit and push them first, or pass "
+            "--allow-dirty (or --generator-ref SHA)"
+        )
+    try:
+        on_remote = bool(str(repo.git.branch("-r", "--contains", sha)).strip())
+    except git.GitCommandError:
+        on_remote = False
+    if not on_remote:
+        print(
+            f"warning: HEAD {sha[:12]} is on no remote-tracking branch; push it before the "
+            "library repo runs these workflows",
+            file=sys.stderr,
+        )
+    return sha
+
+
+def workflows(args: argparse.Namespace, checkout: Path = PROJECT_ROOT) -> int:
+    """Render the workflows for the generator pin and write them into the library repo, or
+    with `--check` compare only.
+
+    Args:
+        args: the parsed `workflows` command line.
+        checkout: the generator checkout whose origin and HEAD are the default pin.
+    Returns:
+        0 when written, or (`--check`) when every workflow is up to date; 1 when `--check`
+        found workflows missing or different (their names are printed).
+    Raises:
+        FatalError: bad URL or ref, dirty checkout, a library folder that does not exist,
+            a file that cannot be written.
+    """
+    library: Path = args.library
+    if not library.is_dir():
+        raise FatalError(f"{library} is not a folder; pass the library repo's checkout")
+    repo = args.generator_repo or default_generator_repo(checkout)
+    ref = args.generator_ref or default_generator_ref(checkout, allow_dirty=args.allow_dirty)
+    rendered = render_workflows(repo, ref)
+    if args.check:
+        drift = workflow_drift(library, rendered)
+        if drift:
+            print(f"out of date in {library / WORKFLOWS_DIR}:")
+            for name in drift:
+                print(f"  {name}")
+            print(f"update them with: python -m generator workflows {library}")
+            return 1
+        print(f"{library / WORKFLOWS_DIR}: up to date with the generator at {ref[:12]}")
+        return 0
+    for path in write_workflows(library, rendered):
+        print(f"wrote {path}")
+    print(f"pinned to the generator {repo} at {ref}")
+    return 0

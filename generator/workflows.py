@@ -1,0 +1,168 @@
+"""The GitHub workflows of the library repo: rendered from `workflows/*.yml` (a pure step from
+the generator's pin to text), compared with and written into `LIBRARY/.github/workflows/`.
+
+The one template rule: the templates are plain workflow YAML in which `@@NAME@@` is replaced by
+the value of NAME, and NAME is one of `PLACEHOLDERS`. Nothing else is substituted, so GitHub's
+own `${{ ... }}` expressions pass through untouched. The values are checked first (an https URL
+without credentials, a full commit SHA) and contain no character that could end the quoted
+YAML string they are placed in.
+
+The library repo does not contain the generator: every workflow fetches the generator's repo
+at the pinned commit and runs `python -m generator` from there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+import urllib.parse
+from pathlib import Path
+
+from generator import PROJECT_ROOT
+from generator.errors import FatalError
+
+#: Where the workflows live in the library repo.
+WORKFLOWS_DIR = ".github/workflows"
+#: The templates: one file per workflow, named as it is installed.
+TEMPLATES_DIR = PROJECT_ROOT / "workflows"
+#: The names a template may use as `@@NAME@@`.
+PLACEHOLDERS = ("GENERATOR_REPO", "GENERATOR_REF")
+
+_PLACEHOLDER = re.compile(r"@@([A-Za-z0-9_]*)@@")
+_FULL_SHA = re.compile(r"[0-9a-f]{40}")
+#: Characters a generator URL may hold: RFC 3986 unreserved, reserved and `%`, minus the
+#: ones that would end or escape the quoted YAML string (`"`, `\`) or start a new one (`'`).
+_URL_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&()*+,;=%]+")
+
+
+def check_generator_repo(url: str) -> str:
+    """`url` if it can be pinned in a workflow: an https URL with a host, no credentials, no
+    query or fragment, only URL characters.
+
+    Raises:
+        FatalError: what is wrong and what to pass instead.
+    """
+    if not _URL_CHARS.fullmatch(url):
+        raise FatalError(
+            f"generator repo {url!r} has characters a git URL should not have; pass an https "
+            "URL such as https://github.com/OWNER/NAME.git"
+        )
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError as e:
+        raise FatalError(f"generator repo {url!r} is not a valid URL ({e})") from None
+    if parts.scheme != "https" or not parts.hostname:
+        raise FatalError(
+            f"generator repo {url!r} is not an https URL: the library repo's workflows fetch "
+            "the generator anonymously over https; pass --generator-repo "
+            "https://HOST/OWNER/NAME.git"
+        )
+    if "@" in parts.netloc:
+        raise FatalError(
+            "the generator repo URL carries credentials (user or token before '@'); the URL "
+            "is written into the library repo's workflows: pass it without them and let git "
+            "use a credential helper"
+        )
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
+        raise FatalError(f"generator repo {url!r} has a query or fragment; pass the plain URL")
+    if parts.path.strip("/") == "":
+        raise FatalError(f"generator repo {url!r} names no repository; add its path")
+    return url
+
+
+def check_generator_ref(ref: str) -> str:
+    """`ref` lower-cased if it is a full 40-hex commit SHA.
+
+    Raises:
+        FatalError: it is a branch, tag or short SHA (those can move or become ambiguous).
+    """
+    sha = ref.strip().lower()
+    if not _FULL_SHA.fullmatch(sha):
+        raise FatalError(
+            f"generator ref {ref!r} is not a full 40-hex commit SHA; the workflows pin one "
+            "commit so they run the same generator every time (a branch or tag can move)"
+        )
+    return sha
+
+
+def render_workflows(generator_repo: str, generator_ref: str) -> dict[str, str]:
+    """Each workflow of `TEMPLATES_DIR` rendered for the generator at `generator_ref`.
+
+    Args:
+        generator_repo: https git URL of the generator (no credentials).
+        generator_ref: full commit SHA of the generator the workflows fetch.
+    Returns:
+        file name (e.g. "sync.yml") -> workflow text, in name order.
+    Raises:
+        FatalError: a bad URL or ref (see `check_generator_repo`, `check_generator_ref`).
+        ValueError: a template uses an unknown placeholder (a bug in the templates).
+    """
+    values = {
+        "GENERATOR_REPO": check_generator_repo(generator_repo),
+        "GENERATOR_REF": check_generator_ref(generator_ref),
+    }
+    rendered: dict[str, str] = {}
+    for template in sorted(TEMPLATES_DIR.glob("*.yml")):
+        text = template.read_text(encoding="utf-8")
+        unknown = sorted({m.group(1) for m in _PLACEHOLDER.finditer(text)} - set(values))
+        if unknown:
+            raise ValueError(f"{template}: unknown placeholders {', '.join(unknown)}")
+        rendered[template.name] = _PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
+    return rendered
+
+
+def workflow_drift(library_repo_dir: Path, rendered: dict[str, str]) -> list[str]:
+    """Names of the rendered workflows that are missing from, or differ (byte for byte) in,
+    `library_repo_dir/.github/workflows`. Other files there are the repo's own: not drift."""
+    folder = library_repo_dir / WORKFLOWS_DIR
+    drift: list[str] = []
+    for name, text in sorted(rendered.items()):
+        path = folder / name
+        try:
+            same = path.is_file() and path.read_bytes() == text.encode("utf-8")
+        except OSError:
+            same = False
+        if not same:
+            drift.append(name)
+    return drift
+
+
+def write_workflows(library_repo_dir: Path, rendered: dict[str, str]) -> list[Path]:
+    """Write each rendered workflow into `library_repo_dir/.github/workflows` atomically (a
+    temporary file in the same folder, then `os.replace`); other files there are kept.
+
+    Returns:
+        The written paths, in name order.
+    Raises:
+        FatalError: `library_repo_dir` is not a folder, or a file cannot be written.
+    """
+    if not library_repo_dir.is_dir():
+        raise FatalError(f"{library_repo_dir} is not a folder; pass the library repo's checkout")
+    folder = library_repo_dir / WORKFLOWS_DIR
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise FatalError(f"cannot create {folder} ({e})") from None
+    umask = os.umask(0)
+    os.umask(umask)
+    written: list[Path] = []
+    for name, text in sorted(rendered.items()):
+        path = folder / name
+        if path.is_dir():
+            raise FatalError(f"{path} is a folder; remove it so the workflow can be written")
+        tmp: str | None = None
+        try:
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.")
+            os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes it private; a workflow is not
+            with os.fdopen(fd, "wb") as f:
+                f.write(text.encode("utf-8"))
+            os.replace(tmp, path)
+        except OSError as e:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            raise FatalError(f"cannot write {path} ({e})") from None
+        written.append(path)
+    return written
