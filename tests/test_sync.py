@@ -848,7 +848,7 @@ def test_with_keep_older_the_version_of_another_open_sync_branch_is_refused(
     refs_before, writes_before = branches(remote), len(writes(fake))
     with pytest.raises(
         FatalError,
-        match=rf"0\.5\.0 was already used on the open sync branch {branch_of(SHA_OLD)} "
+        match=rf"0\.5\.0 was already used on the sync branch {branch_of(SHA_OLD)} "
         rf"for ExecuTorch {SHA_OLD[:12]}",
     ):
         sync("main", "0.5.0", keep_older=True)
@@ -1377,5 +1377,5 @@ def test_dry_run_assumes_other_sync_branches_would_be_superseded(
     assert result.status == "dry-run"
     assert "and close the other open sync pull requests:" in capsys.readouterr().out
     assert branches(remote) == refs_before and len(fake.requests) == requests_before
-    with pytest.raises(FatalError, match="already used on the open sync branch"):
+    with pytest.raises(FatalError, match="already used on the sync branch"):
         sync("main", "0.5.0", token=None, dry_run=True, keep_older=True)

@@ -10,9 +10,10 @@ once the pull request stands are the other open sync pull requests closed and th
 deleted (a failure there is a warning: the new pull request stays).
 
 Modules: `inputs` (token, repo, API URL, base checked up front), `git` (thin GitPython
-helpers, token handling), `tree` (replace generated paths), `version` (reuse and relabel
-refusal), `report` (the check report as committed), `body` (pull request text), `github`
-(PyGithub with retries).
+helpers, token handling), `tree` (replace generated paths), `version` (reused, relabelled
+or not greater versions refused), `report` (the check report as committed), `body` (pull
+request text), `github` (PyGithub with retries: the sync pull request, closed and superseded
+ones).
 """
 
 from __future__ import annotations
@@ -324,11 +325,13 @@ def _sync_in(
                 closed=closed,
             )
     # The open sync pull requests this one supersedes (None: unknown, a dry run asks no API).
-    older: list[SyncPull] | None = []
-    if not options.keep_older:
+    older: list[SyncPull] | None
+    if options.keep_older:
+        older = []
+    elif gh is None:
         older = None
-        if gh is not None:
-            older = [p for p in gh.open_sync_pulls(options.base, SYNC_PREFIX) if p.branch != branch]
+    else:
+        older = [p for p in gh.open_sync_pulls(options.base, SYNC_PREFIX) if p.branch != branch]
 
     old_remote = g.remote_branch_sha(lib, branch)
     if old_remote is not None:
@@ -558,7 +561,7 @@ def _check_version(
     base_version = g.properties_version(g.file_at(lib, base_rev, PROPERTIES_FILE))
     check_not_relabelled(built.library_version, built.sha, base_version, base_pin, options.base)
     others = [
-        (f"refs/remotes/origin/{name}", f"on the open sync branch {name}")
+        (f"refs/remotes/origin/{name}", f"on the sync branch {name}")
         for name in g.remote_branches(lib, SYNC_PREFIX)
         if name != branch and name not in not_counted
     ]

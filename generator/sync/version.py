@@ -40,7 +40,7 @@ class VersionUse:
     Attributes:
         version: the `version=` of library.properties there.
         pin: the ExecuTorch SHA of executorch_pin.txt there (None: no pin file).
-        where: where, for messages: "on main", "at tag 0.2.0", "on the open sync branch X".
+        where: where, for messages: "on main", "at tag 0.2.0", "on the sync branch X".
         commit: the commit SHA holding it.
     """
 
@@ -65,8 +65,9 @@ def check_version_unused(
         pin: the full ExecuTorch SHA it is generated from.
         tags: tag names of the library repo.
         uses: every version the repo already carries: each commit of the base branch that
-            touched library.properties or the pin, every tag, every other open sync branch
-            (see `git.versions_in_history` and `git.versions_at`).
+            touched library.properties or the pin, every tag, every other sync branch that
+            is not about to be superseded (see `git.versions_in_history` and
+            `git.versions_at`).
     Raises:
         FatalError: naming the tag, branch or commit that already uses the version, and what
             to pass.
