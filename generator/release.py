@@ -7,10 +7,11 @@ release must be a new, greater `v<version>` on a commit of `main` whose `library
 says that version.
 
 Steps (each a function of explicit inputs; `generator.commands.release` runs them in order):
-`check_remote_url` (before anything), `resolve_commit` and `check_on_branch` (which commit),
-`plan` (the version rules: refuse, create, move, or already released), `gather_facts` and
-`render_notes` (release notes from the commit and the previous release tag), `create_tag` and
-`push_tag` (git, through `generator.sync.git`'s askpass environment), `write_notes`.
+`generator.urls.refuse_credentials` on `--remote` (before anything), `resolve_commit` and
+`check_on_branch` (which commit), `plan` (the version rules: refuse, create, move, or already
+released), `gather_facts` and `render_notes` (release notes from the commit and the previous
+release tag), `create_tag` and `push_tag` (git, through `generator.sync.git`'s askpass
+environment), `write_notes`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from git import Repo
 
@@ -47,7 +47,6 @@ TAG_PREFIX = "v"
 #: (generator/templates/PROVENANCE.txt.j2: "upstream version: 1.5.1").
 _UPSTREAM_LINE = re.compile(r"^upstream version:[ \t]*(\S.*?)[ \t]*$", re.MULTILINE)
 _HEX = re.compile(r"^[0-9a-fA-F]{4,40}$")
-_EXAMPLE_REMOTE = "https://github.com/OWNER/NAME.git"
 
 
 @dataclass(frozen=True)
@@ -125,28 +124,6 @@ class Plan:
 
 
 # -- inputs ------------------------------------------------------------------------------------
-
-
-def check_remote_url(url: str) -> None:
-    """Refuse a `--remote` that carries credentials (`https://user:password@host/...`, or a
-    token as the user name of an http(s) URL): git would store it in .git/config.
-
-    Raises:
-        FatalError: the URL has a password, or an http(s) URL has any user name.
-    """
-    if "://" not in url:
-        return  # a path or scp-like ssh address (git@host:owner/name.git): no secret in it
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        raise FatalError(f"--remote is not a valid URL: give e.g. {_EXAMPLE_REMOTE}") from None
-    has_user = parts.username is not None
-    if parts.password is not None or (has_user and parts.scheme in ("http", "https")):
-        raise FatalError(
-            "--remote must not carry credentials (user:password@ or a token before @; the "
-            "value is not shown): give the plain URL, e.g. "
-            f"{_EXAMPLE_REMOTE}, and pass the token through GITHUB_TOKEN"
-        )
 
 
 def check_notes_path(path: Path) -> Path:

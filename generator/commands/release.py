@@ -143,9 +143,9 @@ def run_release(
     token = clean_token(token)
     check_repo(options.repo)
     if options.remote is not None:
-        from generator.release import check_remote_url
+        from generator.urls import refuse_credentials
 
-        check_remote_url(options.remote)
+        refuse_credentials(options.remote, "--remote")
     notes_path = None
     if options.notes is not None:
         from generator.release import check_notes_path
