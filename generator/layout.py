@@ -22,6 +22,8 @@ PIN_FILE = "executorch_pin.txt"
 PROVENANCE_FILE = "extras/PROVENANCE.txt"
 #: The generated kernel registration sources live here, below src/.
 CODEGEN_DIR = "src/executorch/codegen"
+#: ExecuTorch's prim ops registration (always shipped; registers at start-up, not by codegen).
+PRIM_OPS_SOURCE = "src/executorch/kernels/prim_ops/register_prim_ops.cpp"
 #: The one platform layer the library ships (ours, from library_template/).
 PLATFORM_DIR = "src/executorch/runtime/platform/default"
 #: The ExecuTorch schema the library was generated with (program.fbs, scalar_type.fbs):

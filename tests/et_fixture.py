@@ -236,6 +236,51 @@ def _op(name: str, includes: list[str]) -> str:
         "}}}}\n"
     )
 
+#: ExecuTorch's prim ops registration in upstream's shapes: a lambda checking its own
+#: `stack.size()`, lambdas checking it through macros, and a function defined in et_view.cpp.
+PRIM_OPS_CPP = """\
+#include <executorch/kernels/prim_ops/et_view.h>
+#include <executorch/runtime/kernel/operator_registry.h>
+
+#define __ET_PRIM_OP_NUM_ARGS_CHECK_IMPL(stack, context) \\
+  ET_KERNEL_CHECK_MSG(                                   \\
+      context, stack.size() == 3, InvalidProgram, /* void */, "Expected 3");
+
+#define ALGEBRA_ET_PRIM_OP(operator, stack, context) \\
+  __ET_PRIM_OP_NUM_ARGS_CHECK_IMPL(stack, context)   \\
+  out = EValue(a.toInt() operator b.toInt());
+
+static Kernel prim_ops[] = {
+    // aten::sym_size.int(Tensor self, int dim) -> SymInt
+    Kernel(
+        "aten::sym_size.int",
+        [](KernelRuntimeContext& context, Span<EValue*> stack) {
+          ET_KERNEL_CHECK_MSG(context, stack.size() == 3, InvalidProgram, /* void */, "3");
+        }),
+    Kernel(
+        "executorch_prim::mul.Scalar",
+        [](KernelRuntimeContext& context, Span<EValue*> stack) {
+          ALGEBRA_ET_PRIM_OP(*, stack, context);
+        }),
+    Kernel("executorch_prim::et_view.default", et_view),
+};
+auto success_with_kernel_reg = register_kernels(kernel_span);
+"""
+ET_VIEW_CPP = """\
+#include <executorch/kernels/prim_ops/et_view.h>
+
+void et_view(KernelRuntimeContext& context, Span<EValue*> stack) {
+  ET_KERNEL_CHECK_MSG(context, stack.size() == 3, InvalidProgram, /* void */, "3");
+}
+"""
+#: What PRIM_OPS_CPP registers: operator -> argument count.
+FIXTURE_PRIM_OPS = {
+    "aten::sym_size.int": 3,
+    "executorch_prim::mul.Scalar": 3,
+    "executorch_prim::et_view.default": 3,
+}
+
+
 
 def executorch_files(
     *,
@@ -303,7 +348,10 @@ def executorch_files(
         "#include <executorch/kernels/portable/cpu/util/broadcast_util.h>\n",
         "kernels/portable/cpu/pattern/pattern.h": "#pragma once\n",
         "kernels/portable/cpu/pattern/unary_ufunc_relu.cpp": "#include <executorch/kernels/portable/cpu/pattern/pattern.h>\n",
-        "kernels/prim_ops/register_prim_ops.cpp": "// prim ops\n",
+        "kernels/prim_ops/register_prim_ops.cpp": PRIM_OPS_CPP,
+        "kernels/prim_ops/et_view.h": "#pragma once\nvoid et_view(KernelRuntimeContext& context, Span<EValue*> stack);\n",
+        "kernels/prim_ops/et_view.cpp": ET_VIEW_CPP,
+        "kernels/prim_ops/test/prim_ops_test.cpp": "#include <gtest/gtest.h>\n",
         "codegen/__init__.py": "",
         "codegen/marker.py": 'WHO = "fixture checkout codegen"\n',
         "codegen/gen.py": _GEN,

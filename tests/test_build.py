@@ -80,6 +80,13 @@ def test_default_build_layout(tmp_path: Path, upstream: Upstream) -> None:
     assert (ops_dir / "pattern/unary_ufunc_relu.cpp").is_file()  # implements pattern.h
     assert not (ops_dir / "util/unused_util.cpp").exists()
     assert not (ops_dir / "util/unused_util.h").exists()
+    # ExecuTorch's prim ops ship whole, outside the op set (never their tests).
+    prim = lib / "src/executorch/kernels/prim_ops"
+    assert sorted(p.name for p in prim.iterdir()) == [
+        "et_view.cpp",
+        "et_view.h",
+        "register_prim_ops.cpp",
+    ]
     cortex = lib / "src/executorch/backends/cortex_m/ops"
     assert sorted(p.name for p in cortex.iterdir()) == [
         "cortex_m_ops_common.h",
