@@ -23,6 +23,11 @@ from pathlib import Path
 
 #: The example models ExecuTorch ships (see tests/fixtures/pte/executorch-cff6f4dd/README.md).
 FIXTURE_PTE = Path(__file__).resolve().parent / "fixtures" / "pte" / "executorch-cff6f4dd"
+#: Our models exported with the executorch 1.5.1 wheel (see that folder's README.md): x + 1
+#: through ExecuTorch's prim ops, and x + 1 lowered to the XNNPACK delegate.
+EXPORTED_PTE = FIXTURE_PTE.parent / "executorch-1.5.1"
+DYNAMIC_ADD = EXPORTED_PTE / "DynamicAdd.pte"
+XNNPACK_ADD = EXPORTED_PTE / "XnnpackAdd.pte"
 
 IDENTITY = ["-c", "user.name=Fixture Bot", "-c", "user.email=fixture@example.invalid"]
 
