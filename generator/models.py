@@ -99,6 +99,19 @@ def ops_in_pte(pte: Path, schema_dir: Path) -> set[str]:
     return {call.operator for m in program.methods for call in m.kernel_calls}
 
 
+def registered_prim_ops(source: Path) -> dict[str, int]:
+    """The prim ops `source` (a `register_prim_ops.cpp`) registers, with their argument counts.
+
+    Raises:
+        FatalError: the file cannot be read as a prim ops registration (see
+            `et_pte.registered_prim_ops`); a missing file registers none.
+    """
+    try:
+        return et_pte.registered_prim_ops(source)
+    except (OSError, et_pte.EtPteError) as e:
+        raise FatalError(f"cannot read the prim ops of {source}: {e}") from None
+
+
 @dataclass
 class ModelCheckReport:
     """The model check of one library.
@@ -106,12 +119,14 @@ class ModelCheckReport:
     Attributes:
         library: the library root checked.
         results: one per example model (or .pte), in order.
-        kernels: operators the library registers.
+        kernels: operators the library registers (codegen kernels and prim ops).
+        backends: the delegate backends the library registers (none today).
     """
 
     library: Path
     results: list[et_pte.ModelResult] = field(default_factory=list)
     kernels: int = 0
+    backends: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -119,11 +134,12 @@ class ModelCheckReport:
         return all(r.passed for r in self.results)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: library, passed, kernels, models (see `ModelResult.to_dict`)."""
+        """JSON-ready: library, passed, kernels, backends, models (see `ModelResult.to_dict`)."""
         return {
             "library": str(self.library),
             "passed": self.passed,
             "kernels": self.kernels,
+            "backends": list(self.backends),
             "models": [r.to_dict() for r in self.results],
         }
 
@@ -138,6 +154,8 @@ class ModelCheckReport:
         for r in self.results:
             result = "ok" if r.passed else ("unreadable" if r.error else "FAIL")
             ops = ", ".join(f"`{op}`" for op in r.operators) or "-"
+            if r.delegates:
+                ops += "; delegates to " + ", ".join(f"`{d}`" for d in r.delegates)
             lines.append(f"| {r.name} | {result} | {r.kernel_calls} | {ops} |")
         problems = [(r.name, p.message) for r in self.results for p in r.problems]
         problems += [(r.name, r.error) for r in self.results if r.error]
@@ -147,16 +165,22 @@ class ModelCheckReport:
         return "\n".join(lines) + "\n"
 
 
-def check_library_models(library: Path, examples: Sequence[str] | None = None) -> ModelCheckReport:
+def check_library_models(
+    library: Path, examples: Sequence[str] | None = None, ptes: Sequence[Path] = ()
+) -> ModelCheckReport:
     """Check the example models of the library at `library` against its kernel registration.
 
-    Each `examples/<Name>/model.h` is decoded against the library's `extras/schema/` and its
-    kernel calls compared with `src/executorch/codegen/Register*Kernels*.cpp` (operator
-    registered; argument count equal). See `et_pte.check_library`.
+    Each `examples/<Name>/model.h` is decoded against the library's `extras/schema/`, its
+    kernel calls compared with `src/executorch/codegen/Register*Kernels*.cpp` and the prim
+    ops of `kernels/prim_ops/register_prim_ops.cpp` (operator registered; argument count
+    equal), and its delegates' backends with those the library registers (none today). See
+    `et_pte.check_library`.
 
     Args:
         library: the generated library root.
         examples: example names; None: every example the library has.
+        ptes: `.pte` files checked too, after the examples (the build's `--ops-from-pte`
+            models).
 
     Returns:
         ModelCheckReport (`.passed` False when any model mismatches or is unreadable).
@@ -167,7 +191,10 @@ def check_library_models(library: Path, examples: Sequence[str] | None = None) -
     """
     try:
         results = et_pte.check_library(library, list(examples) if examples else None)
-        kernels = len(et_pte.registered_kernels(library / et_pte.LIBRARY_CODEGEN_DIR))
+        if ptes:
+            results += et_pte.check_library(library, ptes=list(ptes))
+        kernels = len(et_pte.library_kernels(library))
+        backends = et_pte.registered_backends(library)
     except et_pte.EtPteError as e:
         raise FatalError(f"cannot check the models of {library}: {e}") from None
-    return ModelCheckReport(library, results, kernels)
+    return ModelCheckReport(library, results, kernels, backends)

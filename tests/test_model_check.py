@@ -15,7 +15,14 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
 
 import et_pte
-from et_fixture import FIXTURE_PTE
+from et_fixture import (
+    DYNAMIC_ADD,
+    ET_VIEW_CPP,
+    FIXTURE_PRIM_OPS,
+    FIXTURE_PTE,
+    PRIM_OPS_CPP,
+    XNNPACK_ADD,
+)
 
 from generator import layout, models
 from generator.errors import FatalError
@@ -40,6 +47,16 @@ KERNELS_AT_CFF6F4DD = {
     "cortex_m::quantized_avg_pool2d.out": 11,
     "cortex_m::quantized_linear.out": 13,
     "cortex_m::quantized_max_pool2d.out": 12,
+}
+
+
+#: What the codegen at cff6f4dd registers for the kernels DynamicAdd.pte calls besides its
+#: prim ops (read from a library generated from that commit).
+DYNAMIC_ADD_KERNELS = {
+    "aten::cat.out": 4,
+    "aten::slice_copy.Tensor_out": 7,
+    "dim_order_ops::_to_dim_order_copy.out": 5,
+    "aten::add.out": 5,
 }
 
 
@@ -95,8 +112,24 @@ def wheel_schema_dir() -> Path:
     return folder
 
 
-def make_library(root: Path, kernels: dict[str, int]) -> Path:
-    """A library skeleton with what the model check reads: schema, registration, examples."""
+def write_prim_ops(library: Path, text: str = PRIM_OPS_CPP) -> Path:
+    """The library's copy of register_prim_ops.cpp (and et_view.cpp beside it)."""
+    source = library / layout.PRIM_OPS_SOURCE
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(text)
+    (source.parent / "et_view.cpp").write_text(ET_VIEW_CPP)
+    return source
+
+
+def make_library(
+    root: Path,
+    kernels: dict[str, int],
+    *,
+    prim_ops: bool = False,
+    models: dict[str, Path] | None = None,
+) -> Path:
+    """A library skeleton with what the model check reads: schema, registration (and prim ops
+    when asked), examples (HelloExecuTorch, AddModel, KeywordSpotting, or `models`)."""
     schema = root / layout.SCHEMA_DIR
     schema.mkdir(parents=True)
     for name in ("program.fbs", "scalar_type.fbs"):
@@ -105,11 +138,14 @@ def make_library(root: Path, kernels: dict[str, int]) -> Path:
     codegen.mkdir(parents=True)
     (codegen / "RegisterCodegenUnboxedKernelsEverything.cpp").write_text(registration_cpp(kernels))
     (codegen / "RegisterKernels.h").write_text("// not a registration source\n")
-    for example, pte in (
-        ("HelloExecuTorch", ADD_MODEL),
-        ("AddModel", ADD_MODEL),
-        ("KeywordSpotting", KEYWORD_SPOTTING),
-    ):
+    if prim_ops:
+        write_prim_ops(root)
+    default = {
+        "HelloExecuTorch": ADD_MODEL,
+        "AddModel": ADD_MODEL,
+        "KeywordSpotting": KEYWORD_SPOTTING,
+    }
+    for example, pte in (models or default).items():
         folder = root / "examples" / example
         folder.mkdir(parents=True)
         (folder / f"{example}.ino").write_text('#include "model.h"\n')
@@ -187,6 +223,167 @@ def test_conflicting_registrations_are_an_error(tmp_path: Path) -> None:
 def test_layout_constants_match_the_generator() -> None:
     assert et_pte.LIBRARY_SCHEMA_DIR == layout.SCHEMA_DIR
     assert et_pte.LIBRARY_CODEGEN_DIR == layout.CODEGEN_DIR
+    assert et_pte.LIBRARY_PRIM_OPS == layout.PRIM_OPS_SOURCE
+
+
+# --- registered_prim_ops ----------------------------------------------------------------
+
+
+def test_prim_ops_are_read_in_each_of_upstreams_shapes(tmp_path: Path) -> None:
+    # A lambda with its own stack check, one checking through nested macros, and a function
+    # defined in et_view.cpp beside it.
+    source = write_prim_ops(tmp_path)
+    assert et_pte.registered_prim_ops(source) == FIXTURE_PRIM_OPS
+
+
+def test_a_library_without_prim_ops_registers_none(tmp_path: Path) -> None:
+    assert et_pte.registered_prim_ops(tmp_path / "register_prim_ops.cpp") == {}
+
+
+def test_prim_ops_without_a_kernel_mean_the_format_changed(tmp_path: Path) -> None:
+    source = write_prim_ops(tmp_path, "static Kernel prim_ops[] = {};\n")
+    with pytest.raises(et_pte.RegistrationError, match=r"prim ops format changed.*not a passing"):
+        et_pte.registered_prim_ops(source)
+
+
+def test_a_prim_op_without_its_stack_check_means_the_format_changed(tmp_path: Path) -> None:
+    source = write_prim_ops(tmp_path, PRIM_OPS_CPP.replace("ALGEBRA_ET_PRIM_OP(*,", "other(*,"))
+    with pytest.raises(
+        et_pte.RegistrationError, match=r"prim op executorch_prim::mul\.Scalar has no `stack"
+    ):
+        et_pte.registered_prim_ops(source)
+
+
+def test_library_kernels_are_the_codegen_kernels_and_the_prim_ops(tmp_path: Path) -> None:
+    lib = make_library(tmp_path / "lib", {"aten::add.out": 5}, prim_ops=True)
+    assert et_pte.library_kernels(lib) == {"aten::add.out": 5, **FIXTURE_PRIM_OPS}
+
+
+def test_an_operator_registered_twice_is_an_error(tmp_path: Path) -> None:
+    lib = make_library(tmp_path / "lib", {"aten::sym_size.int": 3}, prim_ops=True)
+    with pytest.raises(et_pte.RegistrationError, match=r"aten::sym_size\.int registered by both"):
+        et_pte.library_kernels(lib)
+
+
+def test_a_model_calling_prim_ops_runs_on_a_library_that_ships_them(tmp_path: Path) -> None:
+    lib = make_library(
+        tmp_path / "lib", DYNAMIC_ADD_KERNELS, prim_ops=True, models={"AddModel": DYNAMIC_ADD}
+    )
+    (result,) = et_pte.check_library(lib)
+    assert result.passed, [p.message for p in result.problems]
+    assert result.kernel_calls == 7
+    assert set(result.operators) == DYNAMIC_ADD_KERNELS.keys() | FIXTURE_PRIM_OPS.keys()
+
+
+def test_prim_ops_a_library_lacks_are_named_with_what_to_do(tmp_path: Path) -> None:
+    lib = make_library(tmp_path / "lib", DYNAMIC_ADD_KERNELS, models={"AddModel": DYNAMIC_ADD})
+    (result,) = et_pte.check_library(lib)
+    messages = {p.to_dict()["operator"]: p.message for p in result.problems}
+    assert sorted(messages) == sorted(FIXTURE_PRIM_OPS)
+    # executorch_prim:: ops come from the library's register_prim_ops.cpp, never its op set:
+    # no hint to widen the op set for them.
+    for op in ("executorch_prim::mul.Scalar", "executorch_prim::et_view.default"):
+        assert "ExecuTorch's prim ops" in messages[op] and "--ops" not in messages[op]
+    # aten::sym_size.int: the generator's --ops-from-pte accepts it (and ships prim ops).
+    assert "--ops-from-pte" in messages["aten::sym_size.int"]
+
+
+# --- registered_backends / check_backends ------------------------------------------------
+
+#: The runtime's own declaration and definition of register_backend (not registrations).
+RUNTIME_BACKEND_API = {
+    "src/executorch/runtime/backend/interface.h": (
+        "ET_NODISCARD Error register_backend(const Backend& backend);\n"
+        "using ::executorch::ET_RUNTIME_NAMESPACE::register_backend;\n"
+    ),
+    "src/executorch/runtime/backend/interface.cpp": (
+        "Error register_backend(const Backend& backend) {\n  return Error::Ok;\n}\n"
+    ),
+}
+
+
+def write_sources(library: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (library / rel).parent.mkdir(parents=True, exist_ok=True)
+        (library / rel).write_text(text)
+    return library
+
+
+def test_a_library_with_only_the_backend_api_registers_no_backend(tmp_path: Path) -> None:
+    assert et_pte.registered_backends(write_sources(tmp_path, RUNTIME_BACKEND_API)) == ()
+
+
+def test_backend_registrations_are_read_in_upstreams_shapes(tmp_path: Path) -> None:
+    lib = write_sources(
+        tmp_path,
+        {
+            **RUNTIME_BACKEND_API,
+            # backends/arm/runtime/VGFBackend.cpp
+            "src/vgf/VGFBackend.cpp": (
+                'auto cls = VGFBackend();\nBackend backend{"VgfBackend", &cls};\n'
+                "static auto success_with_compiler = register_backend(backend);\n"
+            ),
+            # backends/xnnpack/runtime/XNNPACKBackend.cpp, its id a constant defined elsewhere
+            "src/xnnpack/XNNPACKBackend.cpp": (
+                "Backend backend{xnnpack::xnnpack_backend_key, &backend_instance};\n"
+                "static auto success_with_compiler = register_backend(backend);\n"
+            ),
+            "src/xnnpack/XNNHeader.cpp": 'const char xnnpack_backend_key[] = "XnnpackBackend";\n',
+            # runtime/executor/test/backend_integration_test.cpp
+            "src/stub/StubBackend.h": (
+                'return executorch::runtime::register_backend({"StubBackend", &singleton_});\n'
+            ),
+        },
+    )
+    assert et_pte.registered_backends(lib) == ("StubBackend", "VgfBackend", "XnnpackBackend")
+
+
+def test_a_backend_id_that_cannot_be_read_is_an_error(tmp_path: Path) -> None:
+    lib = write_sources(
+        tmp_path,
+        {"src/odd/Odd.cpp": "static auto ok = register_backend(make_backend());\n"},
+    )
+    with pytest.raises(et_pte.RegistrationError, match=r"Odd\.cpp registers a backend .* not a"):
+        et_pte.registered_backends(lib)
+
+
+def test_a_delegate_to_an_unregistered_backend_is_named(schema: et_pte.Schema) -> None:
+    program = et_pte.read_program(XNNPACK_ADD.read_bytes(), schema)
+    assert program.methods[0].delegates == ("XnnpackBackend",)
+    (problem,) = et_pte.check_backends(program, ())
+    assert problem == et_pte.MissingBackend("forward", "XnnpackBackend", (), 1)
+    message = problem.message
+    assert message.startswith("delegates to backend XnnpackBackend, which the library does not")
+    assert "it registers no backend" in message
+    assert "NotFound (0x20)" in message and "Method::load" in message
+    assert '"Backend XnnpackBackend is not registered."' in message
+    assert "without the partitioner" in message and "--ops-from-pte" in message
+    assert problem.to_dict()["code"] == 0x20
+    assert et_pte.check_backends(program, ("XnnpackBackend",)) == []
+    other = et_pte.check_backends(program, ("VgfBackend",))[0].message
+    assert "it registers VgfBackend" in other
+
+
+def test_check_library_fails_a_delegated_model(tmp_path: Path) -> None:
+    kernels = {"dim_order_ops::_to_dim_order_copy.out": 5}
+    lib = make_library(tmp_path / "lib", kernels, models={"AddModel": XNNPACK_ADD})
+    write_sources(lib, RUNTIME_BACKEND_API)
+    (result,) = et_pte.check_library(lib)
+    assert not result.passed
+    assert result.delegates == ("XnnpackBackend",)
+    assert [type(p).__name__ for p in result.problems] == ["MissingBackend"]
+    assert result.to_dict()["delegates"] == ["XnnpackBackend"]
+    # The same library registering the backend passes.
+    write_sources(
+        lib,
+        {
+            "src/xnnpack/XNNPACKBackend.cpp": (
+                'Backend backend{"XnnpackBackend", &instance};\n'
+                "static auto registered = register_backend(backend);\n"
+            )
+        },
+    )
+    assert et_pte.check_library(lib)[0].passed
 
 
 # --- check_model ------------------------------------------------------------------------
@@ -210,6 +407,8 @@ def test_missing_operator_is_operator_missing(schema: et_pte.Schema) -> None:
     assert "cortex_m::pad.out is not registered in the library" in message
     assert "OperatorMissing (0x14)" in message and "Method::load" in message
     assert "--ops-from-pte" in message
+    # Not --ops: it replaces the root ops, the other models' operators would go.
+    assert "--ops " not in message and "--ops," not in message
 
 
 def test_argument_count_mismatch_names_both_counts(schema: et_pte.Schema) -> None:
@@ -336,6 +535,29 @@ def test_check_models_cli_with_pte_files(tmp_path: Path) -> None:
     assert run.stdout.count("is not registered in the library") == 8
 
 
+def test_check_models_cli_accepts_prim_ops_and_refuses_delegates(tmp_path: Path) -> None:
+    kernels = dict(DYNAMIC_ADD_KERNELS)
+    lib = make_library(tmp_path / "lib", kernels, prim_ops=True)
+    run = run_check_models(lib, "--pte", f"{DYNAMIC_ADD},{XNNPACK_ADD}", cwd=tmp_path)
+    assert run.returncode == 1
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("ok   DynamicAdd.pte: 7 kernel calls (aten::add.out, aten::cat")
+    assert "executorch_prim::mul.Scalar" in lines[0]
+    assert lines[1] == (
+        "FAIL XnnpackAdd.pte: 1 kernel calls (dim_order_ops::_to_dim_order_copy.out); "
+        "delegates to XnnpackBackend"
+    )
+    assert lines[2].strip().startswith("delegates to backend XnnpackBackend, which the library")
+    assert lines[-1] == f"1 of 2 models do not match {lib}"
+    run = run_check_models(lib, "--pte", XNNPACK_ADD, "--json", cwd=tmp_path)
+    (problem,) = json.loads(run.stdout)["models"][0]["problems"]
+    assert (problem["backend"], problem["error"], problem["registered"]) == (
+        "XnnpackBackend",
+        "NotFound",
+        [],
+    )
+
+
 def test_check_models_cli_unreadable_library_exits_2(tmp_path: Path) -> None:
     run = run_check_models(tmp_path / "nothing", cwd=tmp_path)
     assert run.returncode == 2
@@ -366,6 +588,32 @@ def test_generator_check_library_models_report(tmp_path: Path) -> None:
     doc = report.to_dict()
     assert doc["passed"] is False and len(doc["models"]) == 3
     assert models.check_library_models(lib, ["AddModel"]).passed is True
+
+
+def test_generator_check_library_models_with_prim_ops_and_delegates(tmp_path: Path) -> None:
+    kernels = dict(DYNAMIC_ADD_KERNELS)
+    lib = make_library(
+        tmp_path / "lib",
+        kernels,
+        prim_ops=True,
+        models={"AddModel": DYNAMIC_ADD, "HelloExecuTorch": XNNPACK_ADD},
+    )
+    report = models.check_library_models(lib)
+    assert report.kernels == len(kernels) + len(FIXTURE_PRIM_OPS)
+    assert report.backends == () and report.to_dict()["backends"] == []
+    assert [(r.name, r.passed) for r in report.results] == [
+        ("AddModel", True),
+        ("HelloExecuTorch", False),
+    ]
+    md = report.to_markdown()
+    assert "delegates to `XnnpackBackend`" in md
+    assert "- **HelloExecuTorch**: delegates to backend XnnpackBackend" in md
+    # .pte files (the build's --ops-from-pte models) are checked after the examples.
+    both = models.check_library_models(lib, ["AddModel"], ptes=[XNNPACK_ADD])
+    assert [(r.name, r.passed) for r in both.results] == [
+        ("AddModel", True),
+        ("XnnpackAdd.pte", False),
+    ]
 
 
 def test_generator_check_library_models_fatal_errors(tmp_path: Path) -> None:

@@ -8,7 +8,9 @@ generated kernel registration (src/executorch/codegen/) registers each operator 
 wrapper that accepts exactly N values. An operator the library lacks fails Method::load
 with OperatorMissing (0x14); a count that differs fails Method::execute with InvalidProgram
 (0x23). Both happen when the model and the library come from different ExecuTorch commits.
-This finds them in a second, with no board and no toolchain.
+A model lowered to a delegate backend (XNNPACK, ...) that the library does not register fails
+Method::load with NotFound (0x20). This finds them in a second, with no board and no
+toolchain.
 
 Each example's model is read back from its model.h (or give .pte files with --pte) and
 decoded against the library's own schema (extras/schema/). Exit status: 0 when every model
@@ -56,7 +58,8 @@ def _print_text(library: Path, results: list[et_pte.ModelResult]) -> None:
             continue
         status = "ok  " if r.passed else "FAIL"
         ops = ", ".join(r.operators) or "no kernel calls"
-        print(f"{status} {r.name}: {r.kernel_calls} kernel calls ({ops})")
+        delegates = f"; delegates to {', '.join(r.delegates)}" if r.delegates else ""
+        print(f"{status} {r.name}: {r.kernel_calls} kernel calls ({ops}){delegates}")
         for p in r.problems:
             print(f"       {p.message}")
     failed = [r.name for r in results if not r.passed]

@@ -14,9 +14,10 @@ What it does:
   bounds-checked FlatBuffers reader and returns its methods, operators, kernel calls and
   delegate calls. Every malformed input raises `PteError` naming the file position.
 * `model_h` / `pte_from_model_h` turn a `.pte` into the `model.h` a sketch includes, and back.
-* `registered_kernels` / `check_model` compare the operators a `.pte` calls, and how many
-  arguments each call passes, with what the library's generated kernel registration
-  accepts, so a mismatch is found before flashing a board.
+* `library_kernels` / `check_model` compare the operators a `.pte` calls, and how many
+  arguments each call passes, with what the library registers (its generated kernel
+  registration and ExecuTorch's prim ops), so a mismatch is found before flashing a board;
+  `registered_backends` / `check_backends` do the same for the backends of its delegates.
 
 Facts used, with their sources (ExecuTorch and FlatBuffers sources):
 
@@ -32,7 +33,9 @@ Facts used, with their sources (ExecuTorch and FlatBuffers sources):
   (if the length allows) segment_data_size.
 * Runtime errors (`runtime/core/error.h`): `OperatorMissing` = 0x14, returned by
   `Method::load` when a kernel is not registered; `InvalidProgram` = 0x23, returned by
-  `Method::execute` when a generated kernel wrapper's `stack.size() == N` check fails.
+  `Method::execute` when a generated kernel wrapper's `stack.size() == N` check fails;
+  `NotFound` = 0x20, returned by `Method::load` for a delegate whose backend is not
+  registered (runtime/executor/method.cpp, "Backend %s is not registered.").
 """
 
 from __future__ import annotations
@@ -46,12 +49,14 @@ from typing import Any
 
 __all__ = [
     "ERROR_INVALID_PROGRAM",
+    "ERROR_NOT_FOUND",
     "ERROR_OPERATOR_MISSING",
     "DelegateCall",
     "EtPteError",
     "ExtendedHeader",
     "KernelCall",
     "Method",
+    "MissingBackend",
     "ModelResult",
     "Operator",
     "Problem",
@@ -61,23 +66,30 @@ __all__ = [
     "Schema",
     "SchemaError",
     "TableView",
+    "check_backends",
     "check_library",
     "check_model",
     "check_program_bytes",
     "example_names",
+    "library_kernels",
     "load_schema",
     "model_h",
     "parse_schema",
     "pte_from_model_h",
     "read_program",
     "read_root",
+    "registered_backends",
     "registered_kernels",
+    "registered_prim_ops",
 ]
 
 #: ExecuTorch `Error::OperatorMissing` (runtime/core/error.h).
 ERROR_OPERATOR_MISSING = 0x14
 #: ExecuTorch `Error::InvalidProgram` (runtime/core/error.h).
 ERROR_INVALID_PROGRAM = 0x23
+#: ExecuTorch `Error::NotFound` (runtime/core/error.h), returned by `Method::load` for a
+#: delegate whose backend is not registered (runtime/executor/method.cpp).
+ERROR_NOT_FOUND = 0x20
 
 
 class EtPteError(Exception):
@@ -1369,17 +1381,160 @@ def registered_kernels(codegen_dir: str | Path) -> dict[str, int]:
     return kernels
 
 
+#: A `#define NAME(...) body` with its continuation lines.
+_DEFINE = re.compile(
+    r"^[ \t]*#[ \t]*define[ \t]+(?P<name>\w+)(?P<body>(?:[^\n]*\\\n)*[^\n]*)", re.M
+)
+#: `Kernel("op", function)`: a kernel whose wrapper is a named function, not a lambda.
+_KERNEL_FUNCTION = re.compile(r'\bKernel\s*\(\s*"[^"]+"\s*,\s*(?P<fn>[A-Za-z_]\w*)\s*\)')
+
+
+def _macro_stack_sizes(text: str) -> dict[str, int]:
+    """Macros whose expansion checks `stack.size() == N`, directly or through another macro."""
+    bodies = {m.group("name"): m.group("body") for m in _DEFINE.finditer(text)}
+    sizes: dict[str, int] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, body in bodies.items():
+            if name in sizes:
+                continue
+            direct = _STACK_SIZE.search(body)
+            if direct is not None:
+                sizes[name] = int(direct.group("n"))
+                changed = True
+                continue
+            for other, n in list(sizes.items()):
+                if re.search(rf"\b{re.escape(other)}\s*\(", body):
+                    sizes[name] = n
+                    changed = True
+                    break
+    return sizes
+
+
+def _function_stack_size(folder: Path, function: str) -> int | None:
+    """The `stack.size() == N` of `void function(...) {...}` defined in a source of `folder`."""
+    definition = re.compile(rf"\b{re.escape(function)}\s*\([^;{{)]*\)\s*\{{")
+    for path in sorted(folder.glob("*.cpp")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        m = definition.search(text)
+        if m is None:
+            continue
+        end = text.find("\n}", m.end())
+        size = _STACK_SIZE.search(text, m.end(), end if end >= 0 else len(text))
+        if size is not None:
+            return int(size.group("n"))
+    return None
+
+
+def registered_prim_ops(source: str | Path) -> dict[str, int]:
+    """ExecuTorch's prim ops a library registers, and the argument count each demands.
+
+    `source` is the library's copy of ExecuTorch's `kernels/prim_ops/register_prim_ops.cpp`,
+    which registers them at start-up (not the codegen): `aten::sym_size.int`,
+    `executorch_prim::mul.Scalar`, `executorch_prim::et_view.default`... Each entry is
+    `Kernel("name", lambda)` whose lambda checks `stack.size() == N` itself or through a
+    macro (`ALGEBRA_ET_PRIM_OP`), or `Kernel("name", function)` with the function defined in
+    a source beside it (`et_view.cpp`).
+
+    Returns:
+        operator full name -> stack size; empty when `source` does not exist (a library
+        generated before prim ops shipped registers none).
+
+    Raises:
+        RegistrationError: the file registers nothing, or a prim op's argument count cannot
+            be found (the format changed: a bug in this tool, not a passing check).
+    """
+    path = Path(source)
+    if not path.is_file():
+        return {}
+    text = path.read_text(encoding="utf-8", errors="replace")
+    macros = _macro_stack_sizes(text)
+    # Macro bodies are not kernels: blank them (keeping line count) before reading kernels.
+    text = _DEFINE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    starts = list(_KERNEL_START.finditer(text))
+    if not starts:
+        raise RegistrationError(
+            f'{path}: no `Kernel("op", ...)` registration found; the ExecuTorch prim ops '
+            "format changed and et_pte.py needs updating (a bug in this tool, not a passing "
+            "check)"
+        )
+    ops: dict[str, int] = {}
+    for k, m in enumerate(starts):
+        op = m.group("name")
+        end = starts[k + 1].start() if k + 1 < len(starts) else len(text)
+        function = _KERNEL_FUNCTION.match(text, m.start())
+        n: int | None = None
+        if function is not None:
+            n = _function_stack_size(path.parent, function.group("fn"))
+        else:
+            size = _STACK_SIZE.search(text, m.end(), end)
+            if size is not None:
+                n = int(size.group("n"))
+            else:
+                region = text[m.end() : end]
+                n = next(
+                    (v for name, v in macros.items() if re.search(rf"\b{name}\s*\(", region)),
+                    None,
+                )
+        if n is None:
+            raise RegistrationError(
+                f"{path}: prim op {op} has no `stack.size() == N` check (in its lambda, a "
+                f"macro or a function of {path.parent.name}/); the ExecuTorch prim ops format "
+                "changed and et_pte.py needs updating (a bug in this tool, not a passing check)"
+            )
+        ops[op] = n
+    return ops
+
+
+def library_kernels(library_dir: str | Path) -> dict[str, int]:
+    """Every operator a generated library registers: its codegen kernels and its prim ops.
+
+    Returns:
+        operator full name -> the argument count its kernel accepts.
+
+    Raises:
+        RegistrationError: see `registered_kernels` and `registered_prim_ops`; or one
+            operator registered by both (the runtime refuses the second registration with
+            RegistrationAlreadyRegistered at start-up).
+    """
+    root = Path(library_dir)
+    kernels = registered_kernels(root / LIBRARY_CODEGEN_DIR)
+    prim = registered_prim_ops(root / LIBRARY_PRIM_OPS)
+    both = sorted(kernels.keys() & prim.keys())
+    if both:
+        raise RegistrationError(
+            f"{', '.join(both)} registered by both the codegen ({LIBRARY_CODEGEN_DIR}) and "
+            f"the prim ops ({LIBRARY_PRIM_OPS}); the runtime refuses the second registration "
+            "(RegistrationAlreadyRegistered): regenerate the library"
+        )
+    return {**kernels, **prim}
+
+
 #: Why a model's kernel calls and a library's registration disagree (argument counts).
 LIKELY_CAUSE = (
     "the model was exported with a different ExecuTorch commit than the one the library "
     "was built from (see the pin in extras/PROVENANCE.txt); re-export the model with that "
     "commit, or regenerate the library from the exporter's commit"
 )
-#: Why an operator a model calls is not registered.
+#: Why an operator a model calls is not registered. (`--ops` is not offered: it replaces
+#: the root ops, so the operators the other models need would go.)
 MISSING_CAUSE = (
-    "the library's op set does not include it (regenerate the library with --ops-from-pte "
-    "MODEL.pte, or add it with --ops), or the model was exported with a different ExecuTorch "
-    "commit than the library's pin (extras/PROVENANCE.txt)"
+    "the library's op set does not include it: regenerate the library with --ops-from-pte "
+    "naming this model and every other model the library must run (the build names any "
+    "operator the pinned ExecuTorch has no kernel for), or the model was exported with a "
+    "different ExecuTorch commit than the library's pin (extras/PROVENANCE.txt)"
+)
+#: The namespace of ExecuTorch's prim ops (symbolic-size arithmetic, et_view, et_copy_index).
+PRIM_NAMESPACE = "executorch_prim::"
+#: Why a prim op is not registered: no op set holds prim ops, the library's copy of
+#: register_prim_ops.cpp registers them all.
+MISSING_PRIM_CAUSE = (
+    "it is one of ExecuTorch's prim ops, which a library registers from its copy of "
+    "kernels/prim_ops/register_prim_ops.cpp, not from its op set; this library's copy does "
+    "not register it: the library predates shipping prim ops (regenerate it), or the model "
+    "was exported with a newer ExecuTorch than the library's pin (extras/PROVENANCE.txt): "
+    "regenerate the library from the exporter's commit, or re-export the model with the pin"
 )
 
 
@@ -1424,8 +1579,10 @@ class Problem:
 
     @property
     def cause(self) -> str:
-        """The likely cause and what to do (MISSING_CAUSE or LIKELY_CAUSE)."""
-        return MISSING_CAUSE if self.library_args is None else LIKELY_CAUSE
+        """The likely cause and what to do (MISSING_CAUSE, MISSING_PRIM_CAUSE, LIKELY_CAUSE)."""
+        if self.library_args is not None:
+            return LIKELY_CAUSE
+        return MISSING_PRIM_CAUSE if self.operator.startswith(PRIM_NAMESPACE) else MISSING_CAUSE
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields plus `message`."""
@@ -1447,7 +1604,7 @@ def check_model(program: Program, kernels: dict[str, int]) -> list[Problem]:
 
     Args:
         program: from `read_program`.
-        kernels: from `registered_kernels` (operator -> expected argument count).
+        kernels: from `library_kernels` (operator -> expected argument count).
 
     Returns:
         Problems in call order, one per (method, operator, supplied count), with how many
@@ -1494,12 +1651,164 @@ def check_model(program: Program, kernels: dict[str, int]) -> list[Problem]:
     return list(found.values())
 
 
+#: Why a model delegates to a backend the library does not register.
+BACKEND_CAUSE = (
+    "the model was lowered to that backend (with its partitioner, e.g. XnnpackPartitioner); "
+    "export it without the partitioner (to_edge(...).to_executorch()) so that it runs on the "
+    "library's kernels, and regenerate the library with --ops-from-pte naming it and every "
+    "other model the library must run"
+)
+
+
+@dataclass(frozen=True)
+class MissingBackend:
+    """A delegate of a method whose backend the library does not register.
+
+    `Method::load` initializes every delegate of the method and fails for this one with
+    NotFound (0x20), logging "Backend <id> is not registered."
+
+    Attributes:
+        method: the method ("forward"); backend: the delegate's backend id.
+        registered: the backends the library registers (see `registered_backends`).
+        delegates: how many delegates of the method use this backend.
+    """
+
+    method: str
+    backend: str
+    registered: tuple[str, ...] = ()
+    delegates: int = 1
+    error: str = "NotFound"
+    code: int = ERROR_NOT_FOUND
+
+    @property
+    def message(self) -> str:
+        """One line naming the backend, what the library registers, the error and the cause."""
+        have = (
+            f"it registers {', '.join(self.registered)}"
+            if self.registered
+            else "it registers no backend"
+        )
+        times = (
+            f" [{self.delegates} delegates in {self.method}]"
+            if self.delegates > 1
+            else f" [{self.method}]"
+        )
+        return (
+            f"delegates to backend {self.backend or '(no id)'}, which the library does not "
+            f"register ({have}): Method::load fails with {self.error} (0x{self.code:02x}), "
+            f'"Backend {self.backend} is not registered."{times}; likely cause: {self.cause}'
+        )
+
+    @property
+    def cause(self) -> str:
+        """The likely cause and what to do (BACKEND_CAUSE)."""
+        return BACKEND_CAUSE
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields plus `message`."""
+        return {
+            "method": self.method,
+            "backend": self.backend,
+            "registered": list(self.registered),
+            "delegates": self.delegates,
+            "error": self.error,
+            "code": self.code,
+            "cause": self.cause,
+            "message": self.message,
+        }
+
+
+def check_backends(program: Program, backends: tuple[str, ...]) -> list[MissingBackend]:
+    """Every delegate of `program` (Program.execution_plan[].delegates[].id) whose backend
+    is not among `backends`, one per (method, backend), in the order the delegates appear."""
+    found: dict[tuple[str, str], MissingBackend] = {}
+    for method in program.methods:
+        for backend in method.delegates:
+            if backend in backends:
+                continue
+            key = (method.name, backend)
+            previous = found.get(key)
+            found[key] = MissingBackend(
+                method.name, backend, backends, previous.delegates + 1 if previous else 1
+            )
+    return list(found.values())
+
+
+#: A backend registration: `Backend name{ID, &instance}` or `register_backend({ID, ...})`.
+_BACKEND_DECLARATION = re.compile(
+    r'\bBackend\s+\w+\s*[{(]\s*(?P<id>"[^"]*"|[A-Za-z_][\w:]*)'
+    r'|\bregister_backend\s*\(\s*(?:[\w:]*Backend\s*)?\{\s*(?P<inline>"[^"]*"|[A-Za-z_][\w:]*)'
+)
+_REGISTER_BACKEND = re.compile(r"\bregister_backend\s*\(")
+_SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".h", ".hpp")
+
+
+def registered_backends(library_dir: str | Path) -> tuple[str, ...]:
+    """The delegate backends a library registers: the ids its sources pass to
+    `register_backend` (runtime/backend/interface.h), read from `src/`.
+
+    A source calls `register_backend(backend)` with a `Backend backend{"Id", &instance}`, or
+    `register_backend({"Id", &instance})`; the id may be a string or a constant defined as a
+    string in the library (`xnnpack_backend_key`). The runtime's own declaration and
+    definition (`Error register_backend(...)`) are not calls.
+
+    Returns:
+        Backend ids, sorted; empty when nothing registers one (a library with portable and
+        Cortex-M kernels only: the Cortex-M backend is operators, not a delegate).
+
+    Raises:
+        RegistrationError: a source calls register_backend with an id this tool cannot read
+            (a bug in this tool, not a passing check).
+    """
+    src = Path(library_dir) / "src"
+    sources = sorted(p for p in src.rglob("*") if p.suffix in _SOURCE_SUFFIXES and p.is_file())
+    backends: set[str] = set()
+    for path in sources:
+        data = path.read_bytes()
+        if b"register_backend" not in data:
+            continue
+        text = data.decode("utf-8", errors="replace")
+        calls = [
+            m
+            for m in _REGISTER_BACKEND.finditer(text)
+            if not re.search(r"\bError\s*$", text[max(0, m.start() - 40) : m.start()])
+        ]
+        if not calls:
+            continue
+        ids = [m.group("id") or m.group("inline") for m in _BACKEND_DECLARATION.finditer(text)]
+        names = [_backend_id(i, sources) for i in ids]
+        if not ids or None in names:
+            raise RegistrationError(
+                f"{path} registers a backend (register_backend) whose id et_pte.py cannot "
+                "read; a bug in this tool, not a passing check"
+            )
+        backends.update(n for n in names if n is not None)
+    return tuple(sorted(backends))
+
+
+def _backend_id(expression: str, sources: list[Path]) -> str | None:
+    """A backend id expression: a string literal, or a constant defined as one in `sources`."""
+    if expression.startswith('"'):
+        return expression[1:-1]
+    name = expression.rsplit("::", 1)[-1]
+    definition = re.compile(rf'\b{re.escape(name)}\s*(?:\[\s*\])?\s*=\s*"(?P<id>[^"]*)"')
+    for path in sources:
+        data = path.read_bytes()
+        if name.encode() in data:
+            m = definition.search(data.decode("utf-8", errors="replace"))
+            if m is not None:
+                return m.group("id")
+    return None
+
+
 # ---------------------------------------------------------------------------------------
 # A generated library's examples
 
 #: Where things are in a generated library; must match generator/layout.py (a test checks).
 LIBRARY_SCHEMA_DIR = "extras/schema"
 LIBRARY_CODEGEN_DIR = "src/executorch/codegen"
+#: ExecuTorch's prim ops registration (registered at start-up, not by the codegen).
+LIBRARY_PRIM_OPS = "src/executorch/kernels/prim_ops/register_prim_ops.cpp"
 LIBRARY_EXAMPLES_DIR = "examples"
 MODEL_HEADER = "model.h"
 
@@ -1513,8 +1822,10 @@ class ModelResult:
         source: the file read (`examples/<Name>/model.h` or the `.pte`).
         methods: method names; operators: operators its kernel calls use, sorted.
         kernel_calls: number of kernel calls over all methods.
-        problems: what would fail on the board (empty when it matches).
+        problems: what would fail on the board (empty when it matches): kernel calls the
+            library cannot serve, then delegates to backends it does not register.
         error: why the model could not be read at all ("" when it could).
+        delegates: the backend ids of its delegates, sorted (empty: it runs on kernels only).
     """
 
     name: str
@@ -1522,8 +1833,9 @@ class ModelResult:
     methods: tuple[str, ...] = ()
     operators: tuple[str, ...] = ()
     kernel_calls: int = 0
-    problems: tuple[Problem, ...] = ()
+    problems: tuple[Problem | MissingBackend, ...] = ()
     error: str = ""
+    delegates: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -1539,6 +1851,7 @@ class ModelResult:
             "methods": list(self.methods),
             "operators": list(self.operators),
             "kernel_calls": self.kernel_calls,
+            "delegates": list(self.delegates),
             "problems": [p.to_dict() for p in self.problems],
             "error": self.error,
         }
@@ -1553,9 +1866,15 @@ def example_names(library_dir: str | Path) -> list[str]:
 
 
 def check_program_bytes(
-    name: str, source: str, data: bytes, schema: Schema, kernels: dict[str, int]
+    name: str,
+    source: str,
+    data: bytes,
+    schema: Schema,
+    kernels: dict[str, int],
+    backends: tuple[str, ...] = (),
 ) -> ModelResult:
-    """Decode `data` (a `.pte`) and check it against `kernels`; never raises PteError.
+    """Decode `data` (a `.pte`) and check it against `kernels` and `backends` (the delegate
+    backends the library registers); never raises PteError.
 
     Returns:
         ModelResult; an unreadable program gives `error` set and `passed` False.
@@ -1565,13 +1884,16 @@ def check_program_bytes(
     except PteError as e:
         return ModelResult(name, source, error=f"not a readable .pte: {e}")
     calls = [c for m in program.methods for c in m.kernel_calls]
+    problems: list[Problem | MissingBackend] = [*check_model(program, kernels)]
+    problems += check_backends(program, backends)
     return ModelResult(
         name,
         source,
         methods=tuple(m.name for m in program.methods),
         operators=tuple(sorted({c.operator for c in calls})),
         kernel_calls=len(calls),
-        problems=tuple(check_model(program, kernels)),
+        problems=tuple(problems),
+        delegates=tuple(sorted({d for m in program.methods for d in m.delegates})),
     )
 
 
@@ -1584,7 +1906,9 @@ def check_library(
 
     Decodes each `examples/<Name>/model.h` (or each of `ptes`) against
     `extras/schema/program.fbs` and compares its kernel calls with the registration in
-    `src/executorch/codegen/`.
+    `src/executorch/codegen/` and the prim ops of `LIBRARY_PRIM_OPS` (see `library_kernels`),
+    and the backend of each of its delegates with those the library registers (see
+    `registered_backends`).
 
     Args:
         library_dir: the library root (holds library.properties).
@@ -1597,12 +1921,14 @@ def check_library(
 
     Raises:
         SchemaError: the library's schema is missing or unreadable.
-        RegistrationError: its kernel registration is missing or unreadable.
+        RegistrationError: its kernel registration, prim ops or backend registrations
+            are missing or unreadable.
         EtPteError: an example asked for does not exist, or the library has none.
     """
     root = Path(library_dir)
     schema = load_schema(root / LIBRARY_SCHEMA_DIR)
-    kernels = registered_kernels(root / LIBRARY_CODEGEN_DIR)
+    kernels = library_kernels(root)
+    backends = registered_backends(root)
     results: list[ModelResult] = []
     if ptes:
         for pte in ptes:
@@ -1612,7 +1938,9 @@ def check_library(
             except OSError as e:
                 results.append(ModelResult(path.name, str(path), error=f"cannot read: {e}"))
                 continue
-            results.append(check_program_bytes(path.name, str(path), data, schema, kernels))
+            results.append(
+                check_program_bytes(path.name, str(path), data, schema, kernels, backends)
+            )
         return results
     known = example_names(root)
     if not known:
@@ -1636,5 +1964,5 @@ def check_library(
         except PteError as e:
             results.append(ModelResult(name, rel, error=f"{rel}: {e}"))
             continue
-        results.append(check_program_bytes(name, rel, data, schema, kernels))
+        results.append(check_program_bytes(name, rel, data, schema, kernels, backends))
     return results
