@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.errors import FatalError
-from generator.opset import CORTEX_M_YAML, PORTABLE_YAML, OpSet
+from generator.opset import CORTEX_M_YAML, PORTABLE_YAML, PRIM_OPS_SOURCE, OpSet
 
 #: Generated files that must not land on a device: they register ops into PyTorch itself.
 HOST_ONLY_INCLUDES = re.compile(r"#include\s*[<\"](?:torch/library\.h|torch/torch\.h|ATen/)")
@@ -173,7 +173,7 @@ def run_codegen(root: Path, op_set: OpSet, out_dir: Path, max_kernel_header: Pat
                 "-m",
                 "codegen.tools.gen_max_kernel_num",
                 f"--oplist-yaml={selected}",
-                f"--prim-ops-source={root / 'kernels/prim_ops/register_prim_ops.cpp'}",
+                f"--prim-ops-source={root / PRIM_OPS_SOURCE}",
                 f"--output-path={max_kernel_header}",
             ],
             root,

@@ -109,7 +109,7 @@ def registered_prim_ops(source: Path) -> dict[str, int]:
     try:
         return et_pte.registered_prim_ops(source)
     except (OSError, et_pte.EtPteError) as e:
-        raise FatalError(f"cannot read the prim ops of {source}: {e}") from None
+        raise FatalError(f"cannot read ExecuTorch's prim ops: {e}") from None
 
 
 @dataclass

@@ -7,6 +7,10 @@ The default op set is every Cortex-M backend operator (each entry of the ref's
 `backends/cortex_m/ops/operators.yaml`) plus the portable root ops a quantized CNN needs
 (`DEFAULT_ROOT_OPS`). `--ops` replaces the root ops, `--all-ops` takes every portable op, and
 `--ops-from-pte` takes exactly the operators the given `.pte` files call.
+
+ExecuTorch's prim ops (`aten::sym_size.int`, `executorch_prim::*`) are no part of any op set:
+every library ships the ref's `kernels/prim_ops/register_prim_ops.cpp`, which registers them
+all at start-up, so `--ops-from-pte` leaves them out of the codegen's selection.
 """
 
 from __future__ import annotations
@@ -20,11 +24,14 @@ from pathlib import Path
 import yaml
 
 from generator.errors import FatalError
+from generator.models import registered_prim_ops
 
 PORTABLE_YAML = "kernels/portable/functions.yaml"
 CORTEX_M_YAML = "backends/cortex_m/ops/operators.yaml"
 PORTABLE_OPS_DIR = "kernels/portable/cpu"
 CORTEX_M_OPS_DIR = "backends/cortex_m/ops"
+#: The prim ops registration every library ships (see the module docstring).
+PRIM_OPS_SOURCE = "kernels/prim_ops/register_prim_ops.cpp"
 
 #: Portable ops a quantized CNN lowered with the Cortex-M backend still needs.
 #: dim_order_ops are not optional: the Cortex-M lowering emits _clone_dim_order in place of
@@ -134,8 +141,19 @@ def _unknown(names: Iterable[str], known: Sequence[str], what: str) -> FatalErro
         f"unknown operator(s) in {what}:\n"
         + "\n".join(lines)
         + "\nOperator names are full schema names such as aten::add.out; the known ones are in "
-        f"{PORTABLE_YAML} and {CORTEX_M_YAML} of the ref"
+        f"{PORTABLE_YAML} and {CORTEX_M_YAML} of the ref (and its prim ops, which every "
+        f"library registers, in {PRIM_OPS_SOURCE})"
     )
+
+
+def prim_ops(root: Path) -> frozenset[str]:
+    """The prim ops the ref's `PRIM_OPS_SOURCE` registers (read from it, as the model check
+    reads the library's copy).
+
+    Raises:
+        FatalError: the source registers nothing readable (its format changed).
+    """
+    return frozenset(registered_prim_ops(root / PRIM_OPS_SOURCE))
 
 
 def select_op_set(
@@ -151,9 +169,11 @@ def select_op_set(
         root: ExecuTorch checkout.
         ops: `--ops` root ops replacing the default ones.
         all_ops: `--all-ops`.
-        pte_ops: operators called by the `--ops-from-pte` files (already decoded).
+        pte_ops: operators called by the `--ops-from-pte` files (already decoded); the ref's
+        prim ops among them are left out (always registered, see `prim_ops`).
     Raises:
-        FatalError: an unknown operator name (with close matches listed), or no op at all.
+        FatalError: an unknown operator name (with close matches listed), a prim op in
+            `ops`, or no op at all.
     """
     portable = read_op_yaml(root, PORTABLE_YAML)
     cortex_m = read_op_yaml(root, CORTEX_M_YAML)
@@ -161,18 +181,36 @@ def select_op_set(
     cortex_names = tuple(sorted(o.name for o in cortex_m))
     if all_ops:
         return OpSet(tuple(known), "all-ops", ())
+    always = prim_ops(root)
     if pte_ops is not None:
-        unknown = sorted(set(pte_ops) - set(known))
+        called = set(pte_ops) - always
+        unknown = sorted(called - set(known))
         if unknown:
             raise _unknown(unknown, known, "the --ops-from-pte models (no kernel for them)")
         if not pte_ops:
-            raise FatalError("the --ops-from-pte models call no operator; check the files")
+            raise FatalError(
+                "the --ops-from-pte models call no operator; check the files (a model lowered "
+                "whole to a delegate backend calls none, and runs only where that backend is "
+                "registered)"
+            )
+        if not called:
+            raise FatalError(
+                "the --ops-from-pte models call only ExecuTorch prim ops "
+                f"({', '.join(sorted(pte_ops))}), which every library registers; build "
+                "without --ops-from-pte (the default op set)"
+            )
         portable_names = {o.name for o in portable}
-        roots = tuple(sorted(set(pte_ops) & portable_names))
-        return OpSet(tuple(sorted(set(pte_ops))), "ops-from-pte", roots)
+        roots = tuple(sorted(called & portable_names))
+        return OpSet(tuple(sorted(called)), "ops-from-pte", roots)
     if ops is not None and not ops:
         raise FatalError("--ops names no operator; give at least one, e.g. --ops aten::add.out")
     roots = tuple(ops) if ops is not None else DEFAULT_ROOT_OPS
+    prim = sorted(set(roots) & always)
+    if prim:
+        raise FatalError(
+            f"--ops names {', '.join(prim)}: ExecuTorch prim ops, which every library "
+            f"registers ({PRIM_OPS_SOURCE}); leave them out of --ops"
+        )
     unknown = [o for o in roots if o not in known]
     if unknown:
         raise _unknown(unknown, known, "--ops" if ops is not None else "the default root ops")

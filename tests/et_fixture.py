@@ -114,11 +114,14 @@ for name in ["--source-path", "--install-dir", "--tags-path", "--aten-yaml-path"
     ap.add_argument(name)
 a = ap.parse_args()
 sel = yaml.safe_load(open(a.op_selection_yaml_path))
+# What the real codegen's wrappers take, as DynamicAdd.pte calls them; other ops take 5, as
+# add.out does (AddModel.pte).
+ARGS = {"cat.out": 4, "slice_copy.Tensor_out": 7}
 def names(path):
     out = []
     for e in yaml.safe_load(open(path)):
         if "op" in e:
-            out.append(("aten::" + e["op"], 5))  # add.out takes 5, as AddModel.pte calls it
+            out.append(("aten::" + e["op"], ARGS.get(e["op"], 5)))
         else:
             m = re.match(r"([\\w:]+(?:\\.\\w+)?)\\((.*)\\)", e["func"])
             n = m.group(1) if "::" in m.group(1) else "aten::" + m.group(1)
@@ -233,14 +236,6 @@ REF_TOOLS: dict[str, str | bytes] = {
 }
 
 
-def _op(name: str, includes: list[str]) -> str:
-    inc = "".join(f"#include <{i}>\n" for i in includes)
-    return (
-        f"{inc}namespace torch {{ namespace executor {{ namespace native {{\n"
-        f"Tensor& {name}(KernelRuntimeContext& ctx, const Tensor& in, Tensor& out) {{ return out; }}\n"
-        "}}}}\n"
-    )
-
 #: ExecuTorch's prim ops registration in upstream's shapes: a lambda checking its own
 #: `stack.size()`, lambdas checking it through macros, and a function defined in et_view.cpp.
 PRIM_OPS_CPP = """\
@@ -285,6 +280,14 @@ FIXTURE_PRIM_OPS = {
     "executorch_prim::et_view.default": 3,
 }
 
+
+def _op(name: str, includes: list[str]) -> str:
+    inc = "".join(f"#include <{i}>\n" for i in includes)
+    return (
+        f"{inc}namespace torch {{ namespace executor {{ namespace native {{\n"
+        f"Tensor& {name}(KernelRuntimeContext& ctx, const Tensor& in, Tensor& out) {{ return out; }}\n"
+        "}}}}\n"
+    )
 
 
 def executorch_files(

@@ -10,9 +10,14 @@ from pathlib import Path
 
 import pytest
 from et_fixture import (
+    DYNAMIC_ADD,
+    ET_VIEW_CPP,
     FIXTURE_CORTEX_M_OPS,
     FIXTURE_OP_SOURCES,
+    FIXTURE_PRIM_OPS,
     FIXTURE_PTE,
+    PRIM_OPS_CPP,
+    XNNPACK_ADD,
     Upstream,
     commit_all,
     git,
@@ -25,7 +30,13 @@ from et_fixture import (
 import generator.flatc
 from generator.errors import FatalError
 from generator.main import main
-from generator.opset import DEFAULT_ROOT_OPS
+from generator.opset import (
+    CORTEX_M_YAML,
+    DEFAULT_ROOT_OPS,
+    PORTABLE_YAML,
+    PRIM_OPS_SOURCE,
+    select_op_set,
+)
 from generator.pipeline import BuildOptions, BuildResult, build_library
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -323,6 +334,74 @@ def test_ops_from_pte_is_exactly_what_the_model_calls(tmp_path: Path, upstream: 
         p.name for p in (result.out / "src/executorch/kernels/portable/cpu").glob("op_*.cpp")
     ) == ["op_add.cpp"]
     assert not (result.out / "src/executorch/backends/cortex_m/ops/op_quantized_add.cpp").exists()
+
+
+@pytest.mark.skipif(wheel_schema_dir() is None, reason="needs the executorch wheel's program.fbs")
+def test_ops_from_pte_leaves_prim_ops_to_the_prim_ops_registration(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    # DynamicAdd calls three prim ops: not in the codegen's selection, registered anyway.
+    result = build(tmp_path, ops_from_pte=(DYNAMIC_ADD,), example_pte=(("AddModel", DYNAMIC_ADD),))
+    assert result.op_set == [
+        "aten::add.out",
+        "aten::cat.out",
+        "aten::slice_copy.Tensor_out",
+        "dim_order_ops::_to_dim_order_copy.out",
+    ]
+    assert (result.out / "src/executorch/kernels/prim_ops/register_prim_ops.cpp").is_file()
+    assert "ops-from-pte DynamicAdd.pte" in (result.out / "extras/PROVENANCE.txt").read_text()
+
+
+@pytest.mark.skipif(wheel_schema_dir() is None, reason="needs the executorch wheel's program.fbs")
+@pytest.mark.parametrize("option", ["example_pte", "ops_from_pte"])
+def test_a_delegated_model_is_refused_at_build_time(
+    tmp_path: Path, upstream: Upstream, option: str
+) -> None:
+    # The --ops-from-pte models are checked against the library as the examples are.
+    with pytest.raises(FatalError) as info:
+        if option == "example_pte":
+            build(tmp_path, example_pte=(("AddModel", XNNPACK_ADD),))
+        else:
+            build(tmp_path, ops_from_pte=(XNNPACK_ADD,))
+    message = str(info.value)
+    assert "delegates to backend XnnpackBackend" in message
+    assert "it registers no backend" in message and "NotFound (0x20)" in message
+    assert not (tmp_path / "out" / "ExecuTorch").exists()
+
+
+def op_tree(root: Path, prim_ops: str = PRIM_OPS_CPP) -> Path:
+    """The files select_op_set reads: the two kernel yamls and the prim ops registration."""
+    write_tree(
+        root,
+        {
+            PORTABLE_YAML: "- op: add.out\n  kernels:\n    - kernel_name: add_out\n",
+            CORTEX_M_YAML: "[]\n",
+            PRIM_OPS_SOURCE: prim_ops,
+            "kernels/prim_ops/et_view.cpp": ET_VIEW_CPP,
+        },
+    )
+    return root
+
+
+def test_ops_from_pte_of_prim_ops_only_is_explained(tmp_path: Path) -> None:
+    with pytest.raises(FatalError, match=r"only ExecuTorch prim ops .* without --ops-from-pte"):
+        select_op_set(op_tree(tmp_path), pte_ops=sorted(FIXTURE_PRIM_OPS))
+    with pytest.raises(FatalError, match=r"call no operator; .*delegate"):
+        select_op_set(op_tree(tmp_path), pte_ops=[])
+
+
+def test_a_prim_op_the_ref_does_not_register_is_unknown(tmp_path: Path) -> None:
+    with pytest.raises(FatalError) as info:
+        select_op_set(op_tree(tmp_path), pte_ops=["aten::add.out", "executorch_prim::pow.Scalar"])
+    message = str(info.value)
+    assert "executorch_prim::pow.Scalar" in message and PRIM_OPS_SOURCE in message
+
+
+def test_prim_ops_in_ops_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(
+        FatalError, match=r"aten::sym_size\.int: ExecuTorch prim ops.*leave them out"
+    ):
+        select_op_set(op_tree(tmp_path), ops=["aten::add.out", "aten::sym_size.int"])
 
 
 def test_mismatched_flatc_is_refused(
