@@ -1379,3 +1379,54 @@ def test_dry_run_assumes_other_sync_branches_would_be_superseded(
     assert branches(remote) == refs_before and len(fake.requests) == requests_before
     with pytest.raises(FatalError, match="already used on the sync branch"):
         sync("main", "0.5.0", token=None, dry_run=True, keep_older=True)
+
+
+# -- inputs that must never reach the network or the repo ------------------------------------------
+
+
+def test_remote_with_credentials_is_refused_and_never_shown(
+    gitenv: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = "pw-Secret-4711"
+    for remote in (f"https://user:{secret}@example.invalid/acme/ExecuTorch.git",
+                   f"https://{secret}@example.invalid/acme/ExecuTorch.git"):  # fmt: skip
+        with pytest.raises(SystemExit) as exit_info:
+            main(["sync", "--repo", "acme/ExecuTorch", "--dry-run", "--remote", remote])
+        assert exit_info.value.code == 1
+        captured = capsys.readouterr()
+        assert secret not in captured.out + captured.err
+        assert "--remote https://example.invalid/acme/ExecuTorch.git" in captured.err
+        assert "GITHUB_TOKEN" in captured.err
+
+
+@pytest.mark.parametrize(
+    ("api_url", "refused"),
+    [
+        ("http://ghe.example.com/api/v3", True),
+        ("http://10.0.0.7/api/v3", True),
+        ("http://127.0.0.1:8080/api/v3", False),
+        ("http://[::1]:8080/api/v3", False),
+        ("http://localhost/api/v3", False),
+        ("https://ghe.example.com/api/v3", False),
+    ],
+)
+def test_plain_http_api_url_only_on_loopback(api_url: str, refused: bool) -> None:
+    from generator.sync.inputs import check_api_url
+
+    if refused:
+        with pytest.raises(FatalError, match="clear text.*Use https"):
+            check_api_url(api_url)
+    else:
+        check_api_url(api_url)
+
+
+def test_a_library_that_fails_lint_opens_nothing(
+    sync: Runner, fake: FakeGitHub, remote: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sync.build.extra = {"examples/Broken/Other.ino": "void setup() {}\nvoid loop() {}\n"}
+    before = git("for-each-ref", cwd=remote)
+    with pytest.raises(FatalError, match="fails 1 error of the Library Manager's rules"):
+        sync()
+    assert "SS001" in capsys.readouterr().out  # the rule is named in the printed report
+    assert sync.check.checked == []  # lint comes first
+    assert git("for-each-ref", cwd=remote) == before and writes(fake) == []

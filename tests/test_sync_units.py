@@ -181,7 +181,8 @@ def test_askpass_answers_the_token_without_writing_it() -> None:
             check=True,
         ).stdout
         assert (user, password) == ("x-access-token\n", f"{token}\n")
-        assert genv.redact(f"url https://x:{token}@h") == "url https://x:***@h"
+        assert genv.redact(f"url https://x:{token}@h") == "url https://h"
+        assert genv.redact(f"said {token} twice {token}") == "said *** twice ***"
     assert not Path(script).exists()
 
 

@@ -38,6 +38,7 @@ from generator.layout import (
     PIN_FILE,
     PROVENANCE_FILE,
 )
+from generator.lint import lint_library
 from generator.pipeline import BuildOptions, BuildResult
 from generator.sync import git as g
 from generator.sync.body import (
@@ -67,6 +68,7 @@ from generator.sync.version import (
     check_version_greater,
     check_version_unused,
 )
+from generator.urls import display_url, refuse_credentials
 
 DEFAULT_BOT_NAME = "executorch-arduino-bot"
 DEFAULT_BOT_EMAIL = "executorch-arduino-bot@users.noreply.github.com"
@@ -238,6 +240,9 @@ def run_sync(
     token = clean_token(token)
     check_repo(options.repo)
     check_api_url(options.api_url)
+    if options.remote is not None:
+        refuse_credentials(options.remote, "--remote")
+    refuse_credentials(options.build.executorch_repo, "--executorch-repo")
     check_base(options.base)
     if options.build.library_version is not None:
         from generator.version import check_explicit_version
@@ -275,7 +280,7 @@ def _sync_in(
     emit: Callable[[str], None],
 ) -> SyncResult:
     """The part of `run_sync` that works in the folder `work` (see there)."""
-    say(f"cloning the library repo {genv.redact(remote)}")
+    say(f"cloning the library repo {genv.redact(display_url(remote))}")
     lib = g.clone(remote, work / "library", genv)
     base_rev = f"refs/remotes/origin/{options.base}"
     if g.remote_branch_sha(lib, options.base) is None:
@@ -342,6 +347,17 @@ def _sync_in(
     else:
         not_counted = {p.branch for p in older}
     _check_version(options, built, lib, base_rev, branch, not_counted)
+
+    say("linting the library repo as the Library Manager will")
+    linted = lint_library(worktree)
+    if not linted.passed:
+        emit(linted.to_markdown())
+        raise FatalError(
+            f"the library repo with ExecuTorch {built.sha[:12]} fails {linted.counts()} of the "
+            "Library Manager's rules (printed above; `python -m generator lint` names each "
+            "rule), so the Library Manager would not publish it; no pull request was opened "
+            "or updated"
+        )
 
     say("checking the regenerated library")
     report = check(built.out, options)

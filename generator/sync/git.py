@@ -22,6 +22,7 @@ from git import Blob, Git, GitCommandError, Repo
 from git.exc import BadName
 
 from generator.errors import FatalError
+from generator.gitfail import redact_urls
 from generator.sync.version import VersionUse
 
 #: The environment variable the askpass script reads the token from (set for git only).
@@ -69,7 +70,8 @@ class GitEnv:
         self.token = token
 
     def redact(self, text: str) -> str:
-        """`text` with the token (if any) replaced by `***`."""
+        """`text` with the token (if any) replaced by `***` and no URL's user-info."""
+        text = redact_urls(text)
         return text.replace(self.token, "***") if self.token else text
 
     def run(self, args: Sequence[str], cwd: Path | None = None) -> str:

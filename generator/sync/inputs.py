@@ -5,6 +5,7 @@ to pass instead; none of them ever puts the token in a message.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from urllib.parse import urlsplit
 
@@ -87,6 +88,22 @@ def check_api_url(url: str) -> None:
         )
     if parts.query or parts.fragment:
         raise FatalError(f"--api-url {url!r} has a query or fragment: {hint}")
+    if parts.scheme == "http" and not _is_loopback(parts.hostname):
+        raise FatalError(
+            f"--api-url {url!r} is plain http to another machine: the token would cross the "
+            "network in clear text. Use https (plain http is accepted only for loopback "
+            "addresses: 127.0.0.0/8, ::1, localhost)"
+        )
+
+
+def _is_loopback(host: str) -> bool:
+    """`host` is `localhost` or a loopback IP address (127.0.0.0/8, ::1)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def check_base(base: str) -> None:
