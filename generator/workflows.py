@@ -129,6 +129,33 @@ def workflow_drift(library_repo_dir: Path, rendered: dict[str, str]) -> list[str
     return drift
 
 
+_INSTALLED = re.compile(r'^\s*(GENERATOR_REPO|GENERATOR_REF):\s*"([^"]*)"\s*$', re.MULTILINE)
+
+
+def installed_drift(library_repo_dir: Path) -> list[str]:
+    """The workflows of this generator that the library repo lacks or has in another form.
+
+    The installed `sync.yml` names the generator it runs (its `GENERATOR_REPO` and
+    `GENERATOR_REF` env lines); this generator's templates are rendered with those values,
+    so a repo whose workflows came from a generator with the same templates shows no drift,
+    whatever commit they pin.
+
+    Returns:
+        File names (e.g. ["ci.yml", "sync.yml"]); every workflow when sync.yml is missing or
+        names no valid generator.
+    """
+    try:
+        installed = (library_repo_dir / WORKFLOWS_DIR / "sync.yml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        installed = ""
+    values = dict(_INSTALLED.findall(installed))
+    try:
+        rendered = render_workflows(values["GENERATOR_REPO"], values["GENERATOR_REF"])
+    except (KeyError, FatalError):
+        return sorted(t.name for t in TEMPLATES_DIR.glob("*.yml"))
+    return workflow_drift(library_repo_dir, rendered)
+
+
 def write_workflows(library_repo_dir: Path, rendered: dict[str, str]) -> list[Path]:
     """Write each rendered workflow into `library_repo_dir/.github/workflows` atomically (a
     temporary file in the same folder, then `os.replace`); other files there are kept.

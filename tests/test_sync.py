@@ -1430,3 +1430,24 @@ def test_a_library_that_fails_lint_opens_nothing(
     assert "SS001" in capsys.readouterr().out  # the rule is named in the printed report
     assert sync.check.checked == []  # lint comes first
     assert git("for-each-ref", cwd=remote) == before and writes(fake) == []
+
+
+def test_body_says_when_the_repos_workflows_differ_from_the_generators(
+    sync: Runner, fake: FakeGitHub, remote: Path, tmp_path: Path
+) -> None:
+    from generator.workflows import WORKFLOWS_DIR, render_workflows, write_workflows
+
+    first = sync("v1.5.1", "0.2.0")
+    assert first.body is not None
+    assert "The repo's workflows differ from this generator's" in first.body
+    assert "`.github/workflows/sync.yml`" in first.body
+    # A maintainer installs the generator's workflows; the next sync says nothing about them.
+    work = tmp_path / "maintainer"
+    git("clone", "-q", str(remote), str(work))
+    write_workflows(work, render_workflows("https://github.com/acme/generator.git", "a" * 40))
+    git("add", WORKFLOWS_DIR, cwd=work)
+    git("commit", "-q", "-m", "install workflows", cwd=work)
+    git("push", "-q", "origin", "main", cwd=work)
+    second = sync("main", "0.3.0")
+    assert second.body is not None
+    assert "workflows differ" not in second.body

@@ -733,3 +733,22 @@ def test_the_default_pin_needs_a_git_checkout(tmp_path: Path) -> None:
         default_generator_repo(tmp_path)
     with pytest.raises(FatalError, match="not a git checkout"):
         default_generator_ref(tmp_path)
+
+
+def test_installed_drift_compares_with_the_generator_the_repo_runs(tmp_path: Path) -> None:
+    repo = tmp_path / "library"
+    repo.mkdir()
+    assert wf.installed_drift(repo) == NAMES  # nothing installed
+    wf.write_workflows(repo, wf.render_workflows(REPO, SHA))
+    assert wf.installed_drift(repo) == []
+    # Pinned to another generator commit, same templates: no drift.
+    other = "f" * 40
+    wf.write_workflows(repo, wf.render_workflows(REPO, other))
+    assert wf.installed_drift(repo) == []
+    # A maintainer's edit, or an older template, is drift.
+    ci = repo / wf.WORKFLOWS_DIR / "ci.yml"
+    ci.write_text(ci.read_text() + "# local change\n")
+    assert wf.installed_drift(repo) == ["ci.yml"]
+    # A sync.yml that names no generator cannot be compared: everything is drift.
+    (repo / wf.WORKFLOWS_DIR / "sync.yml").write_text("name: sync\n")
+    assert wf.installed_drift(repo) == NAMES

@@ -69,6 +69,7 @@ from generator.sync.version import (
     check_version_unused,
 )
 from generator.urls import display_url, refuse_credentials
+from generator.workflows import installed_drift
 
 DEFAULT_BOT_NAME = "executorch-arduino-bot"
 DEFAULT_BOT_EMAIL = "executorch-arduino-bot@users.noreply.github.com"
@@ -665,4 +666,5 @@ def _facts(
         branch=branch,
         base=options.base,
         ci_note=workflow_token_note() if options.workflow_token else None,
+        workflow_drift=installed_drift(Path(lib.working_dir)),
     )

@@ -133,6 +133,8 @@ class PullRequestFacts:
         base_has_report: whether the base carried extras/check_report.json.
         branch, base: the sync branch and the base branch.
         ci_note: Markdown shown as a warning at the top (`workflow_token_note`), or None.
+        workflow_drift: this generator's workflows that the repo lacks or has in another form
+            (`generator.workflows.installed_drift`); sync never pushes workflow files.
     """
 
     ref: str
@@ -155,6 +157,7 @@ class PullRequestFacts:
     branch: str = ""
     base: str = "main"
     ci_note: str | None = None
+    workflow_drift: list[str] = field(default_factory=list)
 
     @property
     def compare_url(self) -> str | None:
@@ -220,6 +223,13 @@ _TEMPLATE = """\
 {% if f.ci_note %}> [!WARNING]
 {% for line in f.ci_note.splitlines() %}>{% if line %} {{ line }}{% endif %}
 {% endfor %}
+{% endif %}{% if f.workflow_drift %}> [!NOTE]
+> The repo's workflows differ from this generator's: \
+{% for name in f.workflow_drift %}`.github/workflows/{{ name }}`{% if not loop.last %}, \
+{% endif %}{% endfor %}. Sync never pushes workflow files (a token needs the `workflows` \
+permission for that): run `python -m generator workflows .` in a checkout of this repo and \
+commit the result.
+
 {% endif %}Regenerates the library from ExecuTorch **{{ f.ref }}** \
 ([`{{ f.sha[:12] }}`]({{ commit_url }})), full SHA `{{ f.sha }}`.
 
