@@ -15,7 +15,7 @@ from upstream import PUBLISHED_0_2_0, real_library
 
 from generator.check.compile import plan_build
 from generator.check.objcache import CompileJob, ObjectCache, default_cache_dir
-from generator.check.toolchains import CORE_INCLUDE, GCC_ARM
+from generator.check.toolchains import CORE_INCLUDES, GCC_ARM
 from generator.checkout import checkout
 from generator.codegen import count_kernels
 from generator.errors import FatalError
@@ -68,12 +68,12 @@ def _assert_library(result: BuildResult) -> None:
 
 
 def _compile_everything(lib: Path) -> list[str]:
-    """Compile every .c/.cpp under src/ for the Cortex-M33 with only src/ and our Arduino.h."""
+    """Compile every .c/.cpp under src/ for the Cortex-M33 with only src/ and the core's headers."""
     cache = ObjectCache(default_cache_dir())
     jobs = []
     for source in sorted(p for p in (lib / "src").rglob("*") if p.suffix in (".c", ".cpp")):
         rel = source.relative_to(lib).as_posix()
-        argv = GCC_ARM.compile_argv(rel, ("src", str(CORE_INCLUDE)))
+        argv = GCC_ARM.compile_argv(rel, ("src", *(str(p) for p in CORE_INCLUDES)))
         assert all(flag in argv for flag in ISSUE_FLAGS)
         jobs.append(CompileJob(argv, rel, lib))
     assert len(jobs) > 150

@@ -1,8 +1,8 @@
 """Toolchains for `check`: interchangeable back ends behind one small protocol.
 
-- `gcc-arm`: Debian's arm-none-eabi GCC 12 (the board core's compiler family) with our
-  minimal Arduino core for QEMU's mps2-an505; its firmware is also what the emulated
-  run boots.
+- `gcc-arm`: Debian's arm-none-eabi GCC 12 (the board core's compiler family) with the
+  check's Arduino core (Arduino's ArduinoCore-API, as the board's core uses it, and our
+  board half for QEMU's mps2-an505); its firmware is also what the emulated run boots.
 - `arduino-cli`: the board's own build, `arduino-cli compile --fqbn
   arduino:zephyr:unoq:link_mode=static`; its firmware is for the real UNO Q, so the
   emulated run still uses a `gcc-arm` build.
@@ -26,7 +26,18 @@ from generator.check.objcache import CompileJob, ObjectCache
 from generator.errors import FatalError
 
 CORE_DIR = Path(__file__).parent / "arduino_core"
-CORE_INCLUDE = CORE_DIR / "include"
+#: The vendored ArduinoCore-API (its README.md gives the pin); its `api/` folder is
+#: included as `api/...`, as the board core's Arduino.h does.
+API_DIR = CORE_DIR / "ArduinoCore-API"
+#: The core's include path: our Arduino.h, then the API.
+CORE_INCLUDES = (CORE_DIR / "include", API_DIR)
+#: The API's sources the core compiles (of `API_DIR / "api"`).
+API_SOURCES = ("Common.cpp", "IPAddress.cpp", "Print.cpp", "Stream.cpp", "String.cpp")
+#: The core's sources for every target: the API's, then our board-independent half.
+CORE_SOURCES = (
+    *(API_DIR / "api" / name for name in API_SOURCES),
+    *(CORE_DIR / name for name in ("wiring.cpp", "itoa.c", "dtostrf.c", "main.cpp")),
+)
 
 #: Defined by every Arduino build (the IDE version: 1.6.7 here).
 ARDUINO_DEFINES = ("-DARDUINO=10607",)
@@ -83,7 +94,7 @@ class Toolchain(Protocol):
 
 @dataclass(frozen=True)
 class GccToolchain:
-    """A GCC build following the Arduino rules, with our minimal Arduino core.
+    """A GCC build following the Arduino rules, with the check's Arduino core.
 
     Attributes:
         name: back-end name; cc, cxx: compilers; common: flags for every source;
@@ -127,12 +138,12 @@ class GccToolchain:
         reason = self.missing()
         if reason:
             raise FatalError(reason)
-        core = str(CORE_INCLUDE)
-        lib_inc = ("src", core)
-        sketch_inc = (plan.sketch_dir.as_posix(), "src", core)
+        core = tuple(str(p) for p in CORE_INCLUDES)
+        lib_inc = ("src", *core)
+        sketch_inc = (plan.sketch_dir.as_posix(), "src", *core)
         jobs: list[CompileJob] = []
         for src in (str(p) for p in self.core_sources):
-            jobs.append(CompileJob(self.compile_argv(src, (core,)), src, CORE_DIR))
+            jobs.append(CompileJob(self.compile_argv(src, core), src, CORE_DIR))
         core_count = len(jobs)
         sketch_sources = [str(sketch_cpp(plan, cache))] + [
             p.as_posix() for p in plan.sketch_sources
@@ -189,8 +200,7 @@ def _gcc_arm(board: Board) -> GccToolchain:
         cxx_flags=("-std=gnu++17", "-fno-exceptions", "-fno-rtti"),
         asm=("-x", "assembler-with-cpp"),
         core_sources=(
-            CORE_DIR / "Print.cpp",
-            CORE_DIR / "main.cpp",
+            *CORE_SOURCES,
             board_dir / "new.cpp",
             board_dir / "mps2_an505.c",
             board_dir / "printf_c99.c",
@@ -226,7 +236,7 @@ HOST = GccToolchain(
     c=("-std=gnu11",),
     cxx_flags=("-std=gnu++17", "-fno-exceptions", "-fno-rtti"),
     asm=("-x", "assembler-with-cpp"),
-    core_sources=(CORE_DIR / "Print.cpp", CORE_DIR / "main.cpp", CORE_DIR / "host" / "host.c"),
+    core_sources=(*CORE_SOURCES, CORE_DIR / "host" / "host.c"),
     link=("-lm",),
     install_hint="gcc g++ (Debian: build-essential)",
 )

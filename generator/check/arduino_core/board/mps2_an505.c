@@ -1,8 +1,8 @@
 /*
- * Board half of the minimal Arduino core for QEMU's mps2-an505 (Cortex-M33, the stand-in
- * for the UNO Q's STM32U585): vector table, reset, Serial on the CMSDK UART0, SysTick
- * time, newlib system calls (full newlib, so printf's "%zu" works), faults, and the end
- * of a run through semihosting.
+ * Board half of the check's Arduino core (include/Arduino.h) for QEMU's mps2-an505
+ * (Cortex-M33, the stand-in for the UNO Q's STM32U585): vector table, reset, the CMSDK
+ * UART0 that Serial writes to, SysTick time, newlib system calls (full newlib, so
+ * printf's "%zu" works), faults, and the end of a run through semihosting.
  *
  * Facts from QEMU's hw/arm/mps2-tz.c: UART0 at 0x40200000 (CMSDK APB UART), system
  * clock 20 MHz (SYSCLK_FRQ); the core starts in Secure state with its vector table at

@@ -1,6 +1,6 @@
 /*
- * Host half of the minimal Arduino core: the same sketch built for the machine running
- * `check`, under AddressSanitizer and UBSan. Serial goes to stdout (unbuffered, so the
+ * Host half of the check's Arduino core (include/Arduino.h): the same sketch built for
+ * the machine running `check`, under AddressSanitizer and UBSan. Serial goes to stdout (unbuffered, so the
  * last line before a crash is not lost); time comes from CLOCK_MONOTONIC.
  */
 #define _POSIX_C_SOURCE 200809L
