@@ -26,7 +26,7 @@ from generator.examples import parse_example_pte, plan_examples, select_examples
 from generator.flatc import find_flatc, generate_schema_headers, pinned_flatbuffers_version
 from generator.layout import CODEGEN_DIR, PIN_FILE, PROVENANCE_FILE
 from generator.models import TOOLS_DIR, check_library_models, ops_in_pte
-from generator.opset import available_op_sources, kernel_sources, select_op_set
+from generator.opset import available_op_sources, kernel_sources, prim_ops, select_op_set
 from generator.patches import PATCHES, TEMPLATE_PLATFORM, apply_patches
 from generator.render import render_metadata, write_pin
 from generator.urls import display_url, refuse_credentials
@@ -458,6 +458,7 @@ def _build_into(
                 "op_set_description": op_set.describe(),
                 "ops": list(op_set.ops),
                 "kernel_count": len(generated.kernels),
+                "prim_ops": sorted(prim_ops(root)),
                 "op_sources": len(portable_sources),
                 "op_sources_available": available,
                 "cortex_m_sources": len(op_files) - len(portable_sources),

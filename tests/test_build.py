@@ -163,6 +163,7 @@ def test_licenses_and_metadata(tmp_path: Path, upstream: Upstream) -> None:
         f"@ {upstream.shas['flatcc']}",
         f"@ {upstream.shas['cmsis']}",
         "kernels registered: 16",
+        "prim ops:         3, always registered by src/executorch/kernels/prim_ops/",
         "flatc 24.3.25",
         "src/ content hash: sha256:",
         f"python -m generator build --executorch-ref {upstream.shas['executorch']}",
