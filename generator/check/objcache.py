@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -319,7 +320,17 @@ class ObjectCache:
             # Interrupted (Ctrl-C, SIGTERM): do not start the compiles still queued.
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def clear_temporaries(self) -> None:
-        """Remove leftovers of interrupted compiles."""
+    #: A compile folder untouched this long (seconds) is a leftover of an interrupted run;
+    #: younger ones may belong to another check sharing the cache right now.
+    STALE_TEMPORARY_SECONDS = 3600
+
+    def clear_temporaries(self, now: float | None = None) -> None:
+        """Remove leftovers of interrupted compiles: folders under `tmp/` untouched for
+        `STALE_TEMPORARY_SECONDS`. Each compile removes its own folder when it ends, so
+        nothing younger is touched (another check may be compiling into it)."""
+        limit = (time.time() if now is None else now) - self.STALE_TEMPORARY_SECONDS
         with contextlib.suppress(OSError):
-            shutil.rmtree(self.root / "tmp")
+            for leftover in (self.root / "tmp").iterdir():
+                with contextlib.suppress(OSError):
+                    if leftover.lstat().st_mtime < limit:
+                        shutil.rmtree(leftover)
