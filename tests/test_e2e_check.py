@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from et_fixture import DYNAMIC_ADD, XNNPACK_ADD
 from upstream import real_library
 
+from generator import layout
 from generator.check import run_check
-from generator.models import check_library_models
+from generator.models import check_library_models, registered_prim_ops, write_model_header
 from generator.pipeline import BuildResult
 
 pytestmark = pytest.mark.e2e
@@ -103,3 +105,57 @@ def test_arena_cut_below_need_fails(real_main: BuildResult, tmp_path: Path) -> N
     assert not report.passed
     example = report.to_dict()["examples"][0]
     assert _stage(example, "arena")["status"] == "fail"
+
+
+def test_prim_ops_model_runs_on_the_emulated_board(e2e_root: Path) -> None:
+    # DynamicAdd computes x + 1 through ExecuTorch's prim ops (sym_size.int, mul.Scalar,
+    # et_view.default). --ops-from-pte takes its operators (prim ops aside), and as AddModel's
+    # model it prints AddModel's line on the emulated Cortex-M33 and under the sanitizers.
+    built = real_library(
+        e2e_root,
+        "main",
+        ops_from_pte=(DYNAMIC_ADD,),
+        examples=("AddModel",),
+        example_pte=(("AddModel", DYNAMIC_ADD),),
+    )
+    assert built.op_set == [
+        "aten::add.out",
+        "aten::cat.out",
+        "aten::slice_copy.Tensor_out",
+        "dim_order_ops::_to_dim_order_copy.out",
+    ]
+    report = run_check(built.out, compiler="gcc-arm")
+    assert report.passed, report.to_markdown()
+    (example,) = report.to_dict()["examples"]
+    assert "[1,2,3] + 1 = [2.00, 3.00, 4.00]" in _emulated_output(example)
+
+
+def test_model_check_reads_the_real_prim_ops_and_refuses_a_delegate(real_main: BuildResult) -> None:
+    prim = registered_prim_ops(real_main.out / layout.PRIM_OPS_SOURCE)
+    assert {
+        "aten::sym_size.int": 3,
+        "executorch_prim::mul.Scalar": 3,
+        "executorch_prim::et_view.default": 3,
+        "executorch_prim::sym_ite.Scalar": 4,
+        "executorch_prim::neg.Scalar": 2,
+    }.items() <= prim.items()
+    report = check_library_models(real_main.out, ["AddModel"], ptes=[DYNAMIC_ADD, XNNPACK_ADD])
+    assert report.kernels == len(real_main.op_set) + len(prim)
+    assert report.backends == ()
+    results = {r.name: r for r in report.results}
+    assert results["DynamicAdd.pte"].passed
+    assert not results["XnnpackAdd.pte"].passed
+    assert "XnnpackBackend" in report.to_markdown()
+
+
+def test_delegated_model_fails_the_check_without_a_run(
+    real_main: BuildResult, tmp_path: Path
+) -> None:
+    # Before, only the emulated run found it ("Backend XnnpackBackend is not registered.").
+    lib = tmp_path / "ExecuTorch"
+    shutil.copytree(real_main.out, lib)
+    write_model_header(XNNPACK_ADD, lib / "examples/AddModel/model.h")
+    report = run_check(lib, examples=["AddModel"], compiler="gcc-arm", run=False)
+    assert not report.passed
+    text = report.to_markdown()
+    assert "delegates to backend XnnpackBackend" in text and "it registers no backend" in text
