@@ -82,8 +82,8 @@ def read_program(pte: Path, schema_dir: Path) -> et_pte.Program:
         return et_pte.read_program(data, schema)
     except et_pte.PteError as e:
         raise FatalError(
-            f"{pte} is not a readable ExecuTorch program: {e}; re-export it, or pass the "
-            "schema of the ExecuTorch that exported it"
+            f"{pte} is not a readable ExecuTorch program: {e}; is it a .pte? Re-export it "
+            "with the ExecuTorch the library is built from (another one's schema may differ)"
         ) from None
 
 
