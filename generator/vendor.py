@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from wcmatch import glob
+
 from generator import PROJECT_ROOT
 from generator.components import Component, CopyRule
 from generator.errors import FatalError
@@ -30,27 +32,9 @@ OP_SOURCE_PREFIX = "op_"
 HEADER_SUFFIXES = (".h", ".hpp")
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a path glob (`*` within a folder, `**/` any number of folders) to a regex."""
-    out = ""
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out += "(?:.*/)?"
-            i += 3
-        elif pattern.startswith("**", i):
-            out += ".*"
-            i += 2
-        elif pattern[i] == "*":
-            out += "[^/]*"
-            i += 1
-        elif pattern[i] == "?":
-            out += "[^/]"
-            i += 1
-        else:
-            out += re.escape(pattern[i])
-            i += 1
-    return re.compile(out + r"\Z")
+#: How copy rules read their globs (wcmatch): `*` and `?` stay within a folder, `**` as a whole
+#: segment is any number of folders (none too), and wildcards match dot-files.
+GLOB_FLAGS = glob.GLOBSTAR | glob.DOTGLOB
 
 
 def apply_rule(rule: CopyRule, tree: Path, library: Path) -> list[Path]:
@@ -70,14 +54,13 @@ def apply_rule(rule: CopyRule, tree: Path, library: Path) -> list[Path]:
             f"{rule.source} is missing from the checkout at {tree}; the component's layout "
             "changed (update its copy rules in vendored/)"
         )
-    includes = [glob_regex(p) for p in rule.include]
-    excludes = [glob_regex(p) for p in rule.exclude]
+    matcher = glob.compile(rule.include, flags=GLOB_FLAGS, exclude=rule.exclude or None)
     written: list[Path] = []
     for path in sorted(source.rglob("*")):
         if not path.is_file():
             continue
         rel = path.relative_to(source).as_posix()
-        if not any(p.match(rel) for p in includes) or any(p.match(rel) for p in excludes):
+        if not matcher.match(rel):
             continue
         dest = library / rule.dest / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
