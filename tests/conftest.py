@@ -1,14 +1,19 @@
-"""Shared fixtures: the real ExecuTorch libraries of the end-to-end tests (built once a session)."""
+"""Shared fixtures: the real ExecuTorch libraries of the end-to-end tests (built once a session),
+and the sync scenarios' remote, fake GitHub and runner (the OpenAPI description loaded once a
+session)."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests import their helpers (et_fixture, upstream)
 
+from github_fake import FakeGitHub, GitHubSpec, load, missing_reason
+from sync_fixtures import NAME, OWNER, TOKEN, Runner, isolate_git, make_library_remote
 from upstream import MAIN_AT_LEAST, PUBLISHED_0_2_0, real_library, upstream_unavailable
 
 from generator.pipeline import BuildResult
@@ -34,6 +39,43 @@ def real_main(e2e_root: Path) -> BuildResult:
 def real_published(e2e_root: Path) -> BuildResult:
     """The library generated from d756e7d8c2, the commit the published 0.2.0 came from."""
     return real_library(e2e_root, PUBLISHED_0_2_0)
+
+
+# -- sync: a bare git repo as the library remote, the fake GitHub, the runner ------------------
+
+
+@pytest.fixture(scope="session")
+def spec() -> GitHubSpec:
+    reason = missing_reason()
+    if reason:
+        pytest.skip(reason)
+    return load()
+
+
+@pytest.fixture
+def gitenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    variables = isolate_git(tmp_path / "home")
+    for key, value in variables.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    return variables
+
+
+@pytest.fixture
+def remote(tmp_path: Path, gitenv: dict[str, str]) -> Path:
+    return make_library_remote(tmp_path / "remote")
+
+
+@pytest.fixture
+def fake(spec: GitHubSpec, remote: Path) -> Iterator[FakeGitHub]:
+    with FakeGitHub(spec, OWNER, NAME, TOKEN, git_dir=remote) as server:
+        yield server
+        server.assert_clean()
+
+
+@pytest.fixture
+def sync(fake: FakeGitHub, remote: Path, tmp_path: Path) -> Runner:
+    return Runner(fake, remote, tmp_path)
 
 
 __all__ = ["MAIN_AT_LEAST"]

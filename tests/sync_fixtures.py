@@ -1,5 +1,6 @@
 """Parts for the sync tests: a real bare git repo as the library remote, a fake build that
-writes a small library tree with the real layout, a fake check, and git helpers.
+writes a small library tree with the real layout, a fake check, git helpers, and the `Runner`
+that runs sync against them and the fake GitHub (the fixtures are in conftest.py).
 
 The fake build stands in for `generator.pipeline.build_library` (the real one needs ExecuTorch
 sources); it follows the same contract: writes the generated paths to `out`, returns a
@@ -13,18 +14,38 @@ import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator.errors import FatalError
 from generator.layout import CODEGEN_DIR, PIN_FILE, PROVENANCE_FILE
 from generator.pipeline import BuildOptions, BuildResult
+from generator.sync import SyncOptions, SyncResult, run_sync
+from generator.sync.github import GitHubRepo
 from generator.version import library_version
+
+if TYPE_CHECKING:
+    from github_fake import FakeGitHub
 
 #: A machine identity the bot must never use (tests put it in the global git config).
 MACHINE_NAME = "Machine Person"
 MACHINE_EMAIL = "machine@example.invalid"
 #: Identity of commits the tests make themselves (the library repo's maintainers).
 MAINTAINER = ("Maintainer", "maintainer@example.invalid")
+
+#: What the fake GitHub accepts, the repo it serves, and the two ExecuTorch commits of the
+#: fake build (refs -> (SHA, version.txt, kernels registered)).
+TOKEN = "ghp_SyncTestToken0123456789abcdefABCDEF"
+OWNER, NAME = "acme", "ExecuTorch"
+SHA_OLD = "d756e7d8c2" + "0" * 30
+SHA_NEW = "5f3e2a1b0c" + "1" * 30
+REFS = {
+    "v1.5.1": (SHA_OLD, "1.5.1", ["aten::add.out", "aten::mul.out"]),
+    "main": (SHA_NEW, "1.6.0a0", ["aten::add.out", "aten::mul.out", "aten::relu.out"]),
+}
+
+#: API paths (regular expressions) the tests make the fake GitHub fail.
+PULLS = rf"^/repos/{OWNER}/{NAME}/pulls$"
+REPO = rf"^/repos/{OWNER}/{NAME}$"
 
 
 def git(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
@@ -223,3 +244,50 @@ def report_in(bare: Path, rev: str) -> dict[str, Any]:
     """extras/check_report.json at `rev`."""
     loaded: dict[str, Any] = json.loads(show(bare, rev, "extras/check_report.json"))
     return loaded
+
+
+class Runner:
+    """Runs sync against the fake GitHub and the bare remote, recording waits."""
+
+    def __init__(self, fake: FakeGitHub, remote: Path, tmp_path: Path) -> None:
+        self.fake = fake
+        self.remote = remote
+        self.tmp_path = tmp_path
+        self.build = FakeBuild(dict(REFS))
+        self.check = FakeCheck()
+        self.sleeps: list[float] = []
+        self.runs = 0
+        self.repo_class: type[GitHubRepo] = GitHubRepo
+
+    def __call__(
+        self,
+        ref: str = "v1.5.1",
+        version: str | None = None,
+        token: str | None = TOKEN,
+        **options: Any,
+    ) -> SyncResult:
+        self.runs += 1
+        opts = SyncOptions(
+            build=BuildOptions(executorch_ref=ref, library_version=version),
+            repo=options.pop("repo", f"{OWNER}/{NAME}"),
+            remote=options.pop("remote", str(self.remote)),
+            api_url=options.pop("api_url", self.fake.url),
+            **options,
+        )
+        return run_sync(
+            opts,
+            token,
+            build=self.build,
+            check=self.check,
+            connect=lambda url, repo, tok: self.repo_class(
+                url, repo, tok, sleep=self.sleeps.append, throttle=False
+            ),
+        )
+
+
+def writes(fake: FakeGitHub) -> list[tuple[str, str, int]]:
+    return [r for r in fake.requests if r[0] in ("POST", "PATCH")]
+
+
+def branch_of(sha: str) -> str:
+    return f"sync/executorch-{sha[:12]}"
