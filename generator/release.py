@@ -16,11 +16,8 @@ environment), `write_notes`.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +25,7 @@ from typing import Any, Literal
 
 from git import Repo
 
+from generator.atomic import write_atomic
 from generator.errors import FatalError
 from generator.layout import CHECK_REPORT_FILE, CODEGEN_DIR, PIN_FILE, PROVENANCE_FILE
 from generator.sync import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME, PROPERTIES_FILE
@@ -561,17 +559,7 @@ def write_notes(path: Path, text: str) -> None:
     Raises:
         FatalError: it cannot be written (no temporary file is left behind).
     """
-    tmp: str | None = None
-    umask = os.umask(0)
-    os.umask(umask)
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes it private; notes are not
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, path)
+        write_atomic(path, text)
     except OSError as e:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
         raise FatalError(f"--notes {path}: cannot write it ({e})") from None

@@ -13,14 +13,12 @@ at the pinned commit and runs `python -m generator` from there.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import tempfile
 import urllib.parse
 from pathlib import Path
 
 from generator import PROJECT_ROOT
+from generator.atomic import write_atomic
 from generator.errors import FatalError
 
 #: Where the workflows live in the library repo.
@@ -172,24 +170,14 @@ def write_workflows(library_repo_dir: Path, rendered: dict[str, str]) -> list[Pa
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise FatalError(f"cannot create {folder} ({e})") from None
-    umask = os.umask(0)
-    os.umask(umask)
     written: list[Path] = []
     for name, text in sorted(rendered.items()):
         path = folder / name
         if path.is_dir():
             raise FatalError(f"{path} is a folder; remove it so the workflow can be written")
-        tmp: str | None = None
         try:
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.")
-            os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes it private; a workflow is not
-            with os.fdopen(fd, "wb") as f:
-                f.write(text.encode("utf-8"))
-            os.replace(tmp, path)
+            write_atomic(path, text)
         except OSError as e:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
             raise FatalError(f"cannot write {path} ({e})") from None
         written.append(path)
     return written

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import signal
-import tempfile
 import threading
 from pathlib import Path
 from types import FrameType
 
+from generator.atomic import write_atomic
 from generator.cli_lists import add_list_option
 from generator.errors import FatalError
 
@@ -57,20 +56,9 @@ def _write_json(path: Path, data: object) -> None:
         raise FatalError(f"--json {path} is a folder; pass a file name")
     if not path.parent.is_dir():
         raise FatalError(f"--json {path}: folder {path.parent} does not exist; create it first")
-    tmp: str | None = None
-    umask = os.umask(0)
-    os.umask(umask)
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes it private; a report is not
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(data, indent=2) + "\n")
     except OSError as e:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
         raise FatalError(f"--json {path}: cannot write it ({e})") from None
 
 

@@ -1,0 +1,31 @@
+"""Atomic file writes: a reader sees the old file or the new one, never half of one."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_atomic(path: Path, data: str | bytes, *, encoding: str = "utf-8") -> None:
+    """Write `data` to `path` through a temporary file in the same folder, then `os.replace`.
+
+    The file gets the permissions a plain `open(path, "w")` would give it (0666 less the
+    umask), not `mkstemp`'s private 0600. Text is written as given (no newline translation).
+
+    Raises:
+        OSError: the folder does not exist or the file cannot be written; the temporary
+            file is removed first. Callers turn it into a FatalError naming their option.
+    """
+    raw = data.encode(encoding) if isinstance(data, str) else data
+    umask = os.umask(0)
+    os.umask(umask)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), 0o666 & ~umask)
+            f.write(raw)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
