@@ -26,17 +26,19 @@ from typing import Any, Literal
 from git import Repo
 
 from generator.atomic import write_atomic
-from generator.errors import FatalError
-from generator.layout import CHECK_REPORT_FILE, CODEGEN_DIR, PIN_FILE, PROVENANCE_FILE
-from generator.sync import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME, PROPERTIES_FILE
-from generator.sync import git as g
-from generator.sync.body import (
+from generator.compare import (
     UPSTREAM_COMMIT,
     UPSTREAM_COMPARE,
     SizeRow,
     kernel_names,
     size_rows,
+    size_table,
 )
+from generator.errors import FatalError
+from generator.layout import CHECK_REPORT_FILE, CODEGEN_DIR, PIN_FILE, PROVENANCE_FILE
+from generator.markdown import code_list, table
+from generator.sync import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME, PROPERTIES_FILE
+from generator.sync import git as g
 from generator.version import highest, is_greater, parse, suggest_next
 
 #: Release tags are `v` + the library.properties version (what the Library Manager indexes).
@@ -385,16 +387,6 @@ def gather_facts(
     )
 
 
-def _signed(n: int | None) -> str:
-    if n is None:
-        return "n/a"
-    return f"+{n:,}" if n > 0 else f"{n:,}" if n < 0 else "±0"
-
-
-def _code_list(names: list[str]) -> str:
-    return ", ".join(f"`{n}`" for n in names)
-
-
 def _upgrading(f: ReleaseFacts) -> list[str]:
     """The "Upgrading" section: what a user must do."""
     lines = ["## Upgrading", ""]
@@ -421,7 +413,7 @@ def _upgrading(f: ReleaseFacts) -> list[str]:
     if f.previous_tag is not None:
         if f.ops_removed:
             lines.append(
-                f"- Operators removed since {f.previous_tag}: {_code_list(f.ops_removed)}. "
+                f"- Operators removed since {f.previous_tag}: {code_list(f.ops_removed)}. "
                 f"Models that call them no longer load with {f.version} (`Method` load "
                 "fails with `OperatorMissing`, 0x14): generate a library that registers them "
                 f"(`--ops-from-pte`), or stay on {f.previous_tag}."
@@ -437,20 +429,18 @@ def render_notes(f: ReleaseFacts) -> str:
     since = f.previous_tag or "the previous release"
     lines = [f"# ExecuTorch Arduino library {f.version}", ""]
     lines += _upgrading(f)
-    lines += ["", "## ExecuTorch", "", "| | |", "|---|---|"]
-    if f.pin:
-        lines.append(f"| Pin | [`{f.pin}`]({UPSTREAM_COMMIT.format(sha=f.pin)}) |")
-    else:
-        lines.append(f"| Pin | unknown (no `{PIN_FILE}`) |")
-    lines.append(f"| Upstream version | `{f.upstream_version or 'unknown'}` |")
+    pin = f"[`{f.pin}`]({UPSTREAM_COMMIT.format(sha=f.pin)})" if f.pin else None
+    rows = [
+        ["Pin", pin or f"unknown (no `{PIN_FILE}`)"],
+        ["Upstream version", f"`{f.upstream_version or 'unknown'}`"],
+    ]
     if f.previous_tag is not None:
-        lines.append(f"| Pin of {f.previous_tag} | `{f.previous_pin or 'unknown'}` |")
+        rows.append([f"Pin of {f.previous_tag}", f"`{f.previous_pin or 'unknown'}`"])
         if f.pin and f.previous_pin and f.pin != f.previous_pin:
             compare = UPSTREAM_COMPARE.format(old=f.previous_pin, new=f.pin)
-            lines.append(
-                f"| Upstream changes | [{f.previous_pin[:12]}...{f.pin[:12]}]({compare}) |"
-            )
-    lines.append(f"| Library commit | `{f.commit}` |")
+            rows.append(["Upstream changes", f"[{f.previous_pin[:12]}...{f.pin[:12]}]({compare})"])
+    rows.append(["Library commit", f"`{f.commit}`"])
+    lines += ["", "## ExecuTorch", "", *table(["", ""], rows)]
 
     lines += ["", "## Operators", ""]
     if f.previous_tag is None:
@@ -461,9 +451,9 @@ def render_notes(f: ReleaseFacts) -> str:
             f"{len(f.previous_kernels)})."
         )
         if f.ops_added:
-            lines.append(f"- added: {_code_list(f.ops_added)}")
+            lines.append(f"- added: {code_list(f.ops_added)}")
         if f.ops_removed:
-            lines.append(f"- removed: {_code_list(f.ops_removed)}")
+            lines.append(f"- removed: {code_list(f.ops_removed)}")
         if not f.ops_added and not f.ops_removed:
             lines.append(f"- no change since {since}")
 
@@ -471,17 +461,7 @@ def render_notes(f: ReleaseFacts) -> str:
     if not f.has_report:
         lines.append(f"This commit has no `{CHECK_REPORT_FILE}`; no sizes to show.")
     else:
-        head = f.previous_tag or "previous"
-        lines += [
-            f"| Example | Size | {f.version} | {head} | Delta |",
-            "|---|---|---:|---:|---:|",
-        ]
-        for row in f.sizes:
-            base = "n/a" if row.base is None else f"{row.base:,} B"
-            lines.append(
-                f"| {row.example} | {row.metric} | {row.value:,} B | {base} | "
-                f"{_signed(row.delta)} |"
-            )
+        lines += size_table(f.sizes, f.version, f.previous_tag or "previous")
         if f.previous_tag is None:
             lines += ["", "First release: no deltas."]
         elif not f.previous_has_report:

@@ -18,7 +18,6 @@ JSON shape (`CheckReport.to_dict()`)::
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -28,20 +27,14 @@ from generator.check.objcache import CacheStats
 from generator.check.run import RunOutput
 from generator.check.sizes import DynamicSizes, Sizes
 from generator.check.stages import StageResult, Status
+from generator.markdown import code_fence, table
+
+#: `code_fence` is also imported from here (it was defined here).
+__all__ = ["STAGES", "CheckReport", "ExampleReport", "ModelCheck", "code_fence"]
 
 #: Order of the per-example stage columns.
 STAGES = ("compile", "sizes", "run", "sanitize", "arena")
 _MARK = {Status.PASS: "✅", Status.FAIL: "❌", Status.SKIP: "➖"}
-
-
-def code_fence(text: str) -> str:
-    """A backtick fence longer than any run of backticks in `text` (at least 3).
-
-    Program output shown in a fenced block cannot close it early (CommonMark: a fence
-    is closed only by one at least as long).
-    """
-    longest = max((len(m.group(0)) for m in re.finditer(r"`+", text)), default=0)
-    return "`" * max(3, longest + 1)
 
 
 class ModelCheck(Protocol):
@@ -186,31 +179,14 @@ class CheckReport:
             lines.append(self.model_check.to_markdown().rstrip())
             lines.append("")
         if self.examples:
-            lines += [
-                "### Examples",
-                "",
-                "| example | " + " | ".join(STAGES) + " |",
-                "|---|" + "---|" * len(STAGES),
-            ]
-            for e in self.examples:
-                cells = []
-                for name in STAGES:
-                    s = e.stage(name)
-                    cells.append(_MARK[s.status] if s else _MARK[Status.SKIP])
-                lines.append(f"| {e.name} | " + " | ".join(cells) + " |")
-            lines += [
-                "",
-                "### Sizes",
-                "",
-                "| example | flash | RAM (globals) | Dynamic link | arena used / size |",
-                "|---|---:|---:|---:|---:|",
-            ]
-            for e in self.examples:
-                flash = f"{e.sizes.flash:,} B ({e.sizes.flash_percent}%)" if e.sizes else "-"
-                ram = f"{e.sizes.ram:,} B ({e.sizes.ram_percent}%)" if e.sizes else "-"
-                dyn = f"{e.dynamic.flash:,} B" if e.dynamic else "-"
-                arena = f"{e.arena.used:,} / {e.arena.size:,} B" if e.arena else "-"
-                lines.append(f"| {e.name} | {flash} | {ram} | {dyn} | {arena} |")
+            lines += ["### Examples", ""]
+            lines += table(["example", *STAGES], (_stage_cells(e) for e in self.examples))
+            lines += ["", "### Sizes", ""]
+            lines += table(
+                ["example", "flash", "RAM (globals)", "Dynamic link", "arena used / size"],
+                (_size_cells(e) for e in self.examples),
+                align="lrrrr",
+            )
             if self.examples and self.examples[0].sizes:
                 s0 = self.examples[0].sizes
                 lines += [
@@ -228,3 +204,20 @@ class CheckReport:
                         lines += ["", f"  {fence}", *("  " + d for d in s.details.splitlines())]
                         lines.append(f"  {fence}")
         return "\n".join(lines).rstrip() + "\n"
+
+
+def _stage_cells(e: ExampleReport) -> list[str]:
+    """The example's name, then a mark per stage of `STAGES` (➖: it did not run)."""
+    marks = [_MARK[s.status] if s else _MARK[Status.SKIP] for s in map(e.stage, STAGES)]
+    return [e.name, *marks]
+
+
+def _size_cells(e: ExampleReport) -> list[str]:
+    """The example's name, flash, RAM, Dynamic-link flash and arena ("-": not measured)."""
+    return [
+        e.name,
+        f"{e.sizes.flash:,} B ({e.sizes.flash_percent}%)" if e.sizes else "-",
+        f"{e.sizes.ram:,} B ({e.sizes.ram_percent}%)" if e.sizes else "-",
+        f"{e.dynamic.flash:,} B" if e.dynamic else "-",
+        f"{e.arena.used:,} / {e.arena.size:,} B" if e.arena else "-",
+    ]

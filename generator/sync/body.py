@@ -5,92 +5,36 @@ Rendering is a pure step: `PullRequestFacts` in, text out (Jinja2 template below
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
 
-from generator.check.report import code_fence
+from generator.compare import (
+    UPSTREAM_COMMIT,
+    UPSTREAM_COMPARE,
+    SizeRow,
+    kernel_names,
+    size_rows,
+    size_table,
+)
+from generator.markdown import code_fence, signed
 
-UPSTREAM_COMPARE = "https://github.com/pytorch/executorch/compare/{old}...{new}"
-UPSTREAM_COMMIT = "https://github.com/pytorch/executorch/commit/{sha}"
-
-#: How a kernel registration names its operator (generated codegen sources):
-#: `Kernel("aten::add.out", ...`.
-_KERNEL = re.compile(r'\bKernel\s*\(\s*"([^"]+)"')
-
-
-def kernel_names(sources: Mapping[str, str]) -> list[str]:
-    """Operator names registered by the codegen sources `{path: text}`, in file order.
-
-    A name appears once per kernel (an operator registered for two dtypes counts twice).
-    """
-    names: list[str] = []
-    for path in sorted(sources):
-        names += _KERNEL.findall(sources[path])
-    return names
-
-
-@dataclass(frozen=True)
-class SizeRow:
-    """One measured size and its change against the base branch's library.
-
-    Attributes:
-        example: sketch name; metric: e.g. "flash" or "ram" (bytes);
-        value: this library's size (B); base: the base branch's (B), or None if unknown.
-    """
-
-    example: str
-    metric: str
-    value: int
-    base: int | None
-
-    @property
-    def delta(self) -> int | None:
-        """value - base (B), or None without a base."""
-        return None if self.base is None else self.value - self.base
-
-
-def _sizes_in(node: Any, label: str | None = None) -> Iterator[tuple[str, str, int]]:
-    """(example, metric, bytes) for each `sizes` mapping in a check report (any depth)."""
-    if isinstance(node, dict):
-        name = node.get("example") or node.get("name") or label
-        sizes = node.get("sizes")
-        if isinstance(sizes, dict):
-            for metric, value in sizes.items():
-                if isinstance(value, int) and not isinstance(value, bool):
-                    yield str(name or "library"), str(metric), value
-                elif isinstance(value, dict) and isinstance(value.get("bytes"), int):
-                    yield str(name or "library"), str(metric), int(value["bytes"])
-        for key, value in node.items():
-            if key != "sizes":
-                yield from _sizes_in(value, str(name) if name else None)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _sizes_in(item, label)
-
-
-def size_rows(report: Mapping[str, Any], base: Mapping[str, Any] | None) -> list[SizeRow]:
-    """Sizes of this check report with deltas against the base library's report.
-
-    Args:
-        report: `CheckReport.to_dict()` of the regenerated library; every mapping named
-            `sizes` (metric -> bytes, or metric -> {"bytes": n}) is a row, labelled with the
-            nearest enclosing `example`/`name`.
-        base: the same from the base branch's extras/check_report.json, or None.
-    """
-    base_sizes = {(e, m): v for e, m, v in _sizes_in(dict(base))} if base else {}
-    rows: list[SizeRow] = []
-    seen: set[tuple[str, str]] = set()
-    for example, metric, value in _sizes_in(dict(report)):
-        if (example, metric) in seen:
-            continue
-        seen.add((example, metric))
-        rows.append(SizeRow(example, metric, value, base_sizes.get((example, metric))))
-    return rows
-
+#: `kernel_names` and `size_rows` are also imported from here (they were defined here).
+__all__ = [
+    "MAX_LINE",
+    "MAX_LINES",
+    "PullRequestFacts",
+    "SizeRow",
+    "commit_message",
+    "emulated_runs",
+    "kernel_names",
+    "pr_title",
+    "render_body",
+    "size_rows",
+    "workflow_token_note",
+]
 
 #: How much of each emulated run the PR body shows (lines, and characters per line).
 MAX_LINES = 40
@@ -213,12 +157,6 @@ def commit_message(ref: str, sha: str, version: str, upstream_version: str) -> s
     )
 
 
-def _signed(n: int | None) -> str:
-    if n is None:
-        return "n/a"
-    return f"+{n:,}" if n > 0 else f"{n:,}" if n < 0 else "±0"
-
-
 _TEMPLATE = """\
 {% if f.ci_note %}> [!WARNING]
 {% for line in f.ci_note.splitlines() %}>{% if line %} {{ line }}{% endif %}
@@ -262,12 +200,8 @@ Kernels registered: **{{ f.kernels | length }}** (base: {{ f.base_kernels | leng
 
 ### Check: {{ "passed" if f.check_passed else "FAILED" }}
 {% if f.sizes %}
-| Example | Size | This PR | `{{ f.base }}` | Delta |
-|---|---|---:|---:|---:|
-{% for row in f.sizes %}| {{ row.example }} | {{ row.metric }} | {{ "{:,}".format(row.value) }} B \
-| {% if row.base is none %}n/a{% else %}{{ "{:,}".format(row.base) }} B{% endif %} \
-| {{ signed(row.delta) }} |
-{% endfor %}{% if not f.base_has_report %}
+{{ sizes }}
+{% if not f.base_has_report %}
 `{{ f.base }}` has no `extras/check_report.json`, so there are no deltas.
 {% endif %}{% endif %}{% if f.runs %}
 #### Emulated run output
@@ -309,8 +243,8 @@ def render_body(facts: PullRequestFacts) -> str:
     return _ENV.from_string(_TEMPLATE).render(
         f=facts,
         commit_url=UPSTREAM_COMMIT.format(sha=facts.sha),
-        kernel_delta=_signed(delta),
+        kernel_delta=signed(delta),
         compare=compare,
-        signed=_signed,
+        sizes="\n".join(size_table(facts.sizes, "This PR", f"`{facts.base}`")),
         fence=code_fence,
     )

@@ -1,0 +1,112 @@
+"""What changed between two generated libraries: the kernels they register, the sizes `check`
+measured, and the upstream commits between their pins. Sync compares the regenerated library
+with the base branch's, release a tagged commit with the previous tag's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from generator.markdown import signed, table
+
+UPSTREAM_COMPARE = "https://github.com/pytorch/executorch/compare/{old}...{new}"
+UPSTREAM_COMMIT = "https://github.com/pytorch/executorch/commit/{sha}"
+
+#: How a kernel registration names its operator (generated codegen sources):
+#: `Kernel("aten::add.out", ...`.
+_KERNEL = re.compile(r'\bKernel\s*\(\s*"([^"]+)"')
+
+
+def kernel_names(sources: Mapping[str, str]) -> list[str]:
+    """Operator names registered by the codegen sources `{path: text}`, in file order.
+
+    A name appears once per kernel (an operator registered for two dtypes counts twice).
+    """
+    names: list[str] = []
+    for path in sorted(sources):
+        names += _KERNEL.findall(sources[path])
+    return names
+
+
+@dataclass(frozen=True)
+class SizeRow:
+    """One measured size and its change against the base branch's library.
+
+    Attributes:
+        example: sketch name; metric: e.g. "flash" or "ram" (bytes);
+        value: this library's size (B); base: the base branch's (B), or None if unknown.
+    """
+
+    example: str
+    metric: str
+    value: int
+    base: int | None
+
+    @property
+    def delta(self) -> int | None:
+        """value - base (B), or None without a base."""
+        return None if self.base is None else self.value - self.base
+
+
+def _sizes_in(node: Any, label: str | None = None) -> Iterator[tuple[str, str, int]]:
+    """(example, metric, bytes) for each `sizes` mapping in a check report (any depth)."""
+    if isinstance(node, dict):
+        name = node.get("example") or node.get("name") or label
+        sizes = node.get("sizes")
+        if isinstance(sizes, dict):
+            for metric, value in sizes.items():
+                if isinstance(value, int) and not isinstance(value, bool):
+                    yield str(name or "library"), str(metric), value
+                elif isinstance(value, dict) and isinstance(value.get("bytes"), int):
+                    yield str(name or "library"), str(metric), int(value["bytes"])
+        for key, value in node.items():
+            if key != "sizes":
+                yield from _sizes_in(value, str(name) if name else None)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _sizes_in(item, label)
+
+
+def size_rows(report: Mapping[str, Any], base: Mapping[str, Any] | None) -> list[SizeRow]:
+    """Sizes of this check report with deltas against the base library's report.
+
+    Args:
+        report: `CheckReport.to_dict()` of the regenerated library; every mapping named
+            `sizes` (metric -> bytes, or metric -> {"bytes": n}) is a row, labelled with the
+            nearest enclosing `example`/`name`.
+        base: the same from the base branch's extras/check_report.json, or None.
+    """
+    base_sizes = {(e, m): v for e, m, v in _sizes_in(dict(base))} if base else {}
+    rows: list[SizeRow] = []
+    seen: set[tuple[str, str]] = set()
+    for example, metric, value in _sizes_in(dict(report)):
+        if (example, metric) in seen:
+            continue
+        seen.add((example, metric))
+        rows.append(SizeRow(example, metric, value, base_sizes.get((example, metric))))
+    return rows
+
+
+def size_table(rows: Sequence[SizeRow], this: str, base: str) -> list[str]:
+    """The sizes as table lines: example, metric, this library's bytes, the base's, the change.
+
+    Args:
+        this, base: the titles of the two size columns (e.g. "This PR" and "`main`").
+    """
+    return table(
+        ["Example", "Size", this, base, "Delta"],
+        (
+            [
+                row.example,
+                row.metric,
+                f"{row.value:,} B",
+                "n/a" if row.base is None else f"{row.base:,} B",
+                signed(row.delta),
+            ]
+            for row in rows
+        ),
+        align="llrrr",
+    )
