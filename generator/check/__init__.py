@@ -20,9 +20,10 @@ from pathlib import Path
 
 from generator.boards import UNO_Q, Board
 from generator.check.arena import arena_stage
-from generator.check.compile import VCS_FOLDERS, CompileResult, compile_example, plan_build
+from generator.check.compile import CompileResult, compile_example
 from generator.check.expected import read_expected
 from generator.check.objcache import ObjectCache, default_cache_dir
+from generator.check.plan import library_examples, missing_sketches, plan_build
 from generator.check.report import CheckReport, ExampleReport
 from generator.check.run import judge_run, run_emulated, run_host
 from generator.check.sizes import (
@@ -47,46 +48,6 @@ __all__ = ["CheckReport", "ExampleReport", "library_examples", "run_check"]
 MODEL_ARRAY = "model_pte"
 #: Files of a sketch folder searched for `MODEL_ARRAY`.
 _SKETCH_TEXT = (".ino", ".h", ".hpp", ".c", ".cpp")
-
-
-def library_examples(library: Path) -> list[str]:
-    """Example folders of the library at `library`: the standard ones first, in their order.
-
-    Every folder of `examples/` counts (hidden ones and version-control folders do not),
-    whether or not it holds its `<Name>.ino`; `missing_sketches` names those that do not.
-
-    Raises:
-        FatalError: the library has no examples/ folder, or no example in it.
-    """
-    folder = library / "examples"
-    if not folder.is_dir():
-        raise FatalError(f"{library} has no examples/ folder: is it a generated library?")
-    present = sorted(
-        p.name
-        for p in folder.iterdir()
-        if p.is_dir() and not p.name.startswith(".") and p.name not in VCS_FOLDERS
-    )
-    if not present:
-        raise FatalError(
-            f"{folder} holds no example: nothing would be checked; add examples/<Name>/"
-            "<Name>.ino (or regenerate the library)"
-        )
-    return [e for e in EXAMPLES if e in present] + [e for e in present if e not in EXAMPLES]
-
-
-def missing_sketches(library: Path, examples: Sequence[str]) -> list[str]:
-    """One message per example of `examples` whose folder lacks `<Name>/<Name>.ino`."""
-    problems = []
-    for name in examples:
-        folder = library / "examples" / name
-        if not (folder / f"{name}.ino").is_file():
-            inos = sorted(p.name for p in folder.glob("*.ino"))
-            found = f" (it holds {', '.join(inos)})" if inos else ""
-            problems.append(
-                f"examples/{name} has no {name}.ino{found}: the Arduino IDE and arduino-cli "
-                "open a sketch by its folder's name; rename the main .ino to it"
-            )
-    return problems
 
 
 def _needs_model(folder: Path) -> bool:

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Protocol
 
 from generator.boards import UNO_Q, Board
-from generator.check.compile import BuildPlan, sketch_cpp
 from generator.check.objcache import CompileJob, ObjectCache
+from generator.check.plan import BuildPlan, sketch_cpp
 from generator.errors import FatalError
 
 CORE_DIR = Path(__file__).parent / "arduino_core"
