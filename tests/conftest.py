@@ -1,6 +1,6 @@
 """Shared fixtures: the real ExecuTorch libraries of the end-to-end tests (built once a session),
-and the sync scenarios' remote, fake GitHub and runner (the OpenAPI description loaded once a
-session)."""
+the check tests' object cache (one a session), and the sync scenarios' remote, fake GitHub and
+runner (the OpenAPI description loaded once a session)."""
 
 from __future__ import annotations
 
@@ -39,6 +39,14 @@ def real_main(e2e_root: Path) -> BuildResult:
 def real_published(e2e_root: Path) -> BuildResult:
     """The library generated from d756e7d8c2, the commit the published 0.2.0 came from."""
     return real_library(e2e_root, PUBLISHED_0_2_0)
+
+
+# -- check: objects are shared through one cache a session, except where the cache is tested --
+
+
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("check-cache")
 
 
 # -- sync: a bare git repo as the library remote, the fake GitHub, the runner ------------------

@@ -20,7 +20,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from test_check import TOOLS, write_library
+from check_fixtures import TOOLS, write_library
 
 from generator import PROJECT_ROOT
 from generator.check import run_check
