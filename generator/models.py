@@ -2,29 +2,59 @@
 
 A typed wrapper over `extras/tools/et_pte.py`, the stdlib-only module every generated
 library ships (so a user can run the same checks from the library with no pip packages).
-Errors from it become `FatalError` with a message saying what to do.
+Programs are read through a program reader (flatc's Python for the ref's schema, with
+FlatBuffers' runtime: see generator/pte_reader.py): a library's own for the model check,
+the one the build writes into the library for `--ops-from-pte`. Errors from it become
+`FatalError` with a message saying what to do.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from generator import PROJECT_ROOT
 from generator.errors import FatalError
 
-# et_pte lives in the shipped tools folder, extras/tools/ (mypy_path has it too).
-sys.path.insert(0, str(PROJECT_ROOT / "extras" / "tools"))
-
-import et_pte  # from extras/tools (sys.path above)
-
 #: The shipped tools folder: et_pte.py, pte_to_header.py, check_models.py.
 TOOLS_DIR = PROJECT_ROOT / "extras" / "tools"
+
+
+def import_tool(path: Path) -> ModuleType:
+    """Import the shipped tool module at `path` (e.g. `TOOLS_DIR / "et_pte.py"`) by path,
+    under its file name, once; no `sys.path` entry is added.
+
+    Raises:
+        ImportError: when the file cannot be imported (a broken checkout of the generator).
+    """
+    name = path.stem
+    loaded = sys.modules.get(name)
+    if loaded is not None and Path(loaded.__file__ or "").resolve() == path.resolve():
+        return loaded
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the class is made
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+if TYPE_CHECKING:
+    import et_pte  # extras/tools (mypy_path)
+else:
+    et_pte = import_tool(TOOLS_DIR / "et_pte.py")
 
 #: The array name every example sketch uses (`ETModel model(model_pte, model_pte_size)`).
 DEFAULT_ARRAY_NAME = "model_pte"
@@ -66,36 +96,40 @@ def write_model_header(pte: Path, out: Path, name: str = DEFAULT_ARRAY_NAME) -> 
     return len(data)
 
 
-def read_program(pte: Path, schema_dir: Path) -> et_pte.Program:
-    """Decode `pte` against the schema in `schema_dir` (program.fbs + scalar_type.fbs).
+def read_program(pte: Path, reader: Path) -> et_pte.Program:
+    """Read `pte` through the program reader package at `reader` (a library's
+    `extras/tools/pte_schema/`, see generator/pte_reader.py).
 
     Raises:
-        FatalError: the file or the schema is unreadable, or the file is not a program
-            of that schema (the message names the byte position).
+        FatalError: the file is unreadable, `reader` holds no reader, or the file is not a
+            program of its schema (the message names the byte position).
     """
     data = _read_bytes(pte, ".pte")
     try:
-        schema = et_pte.load_schema(schema_dir)
+        program_reader = et_pte.load_reader(reader)
     except et_pte.SchemaError as e:
         raise FatalError(f"cannot read the ExecuTorch schema: {e}") from None
     try:
-        return et_pte.read_program(data, schema)
+        return et_pte.read_program(data, program_reader)
     except et_pte.PteError as e:
         raise FatalError(
             f"{pte} is not a readable ExecuTorch program: {e}; is it a .pte? Re-export it "
             "with the ExecuTorch the library is built from (another one's schema may differ)"
         ) from None
+    except et_pte.SchemaError as e:
+        raise FatalError(f"cannot read {pte} with the ExecuTorch schema: {e}") from None
 
 
-def ops_in_pte(pte: Path, schema_dir: Path) -> set[str]:
+def ops_in_pte(pte: Path, reader: Path) -> set[str]:
     """Operators the kernel calls of `pte` use, as registry names ("aten::add.out").
 
     For `--ops-from-pte`: every method's kernel calls (delegate calls need no kernel).
+    `reader`: the program reader generated from the ref's schema (see `read_program`).
 
     Raises:
         FatalError: see `read_program`.
     """
-    program = read_program(pte, schema_dir)
+    program = read_program(pte, reader)
     return {call.operator for m in program.methods for call in m.kernel_calls}
 
 
@@ -170,10 +204,11 @@ def check_library_models(
 ) -> ModelCheckReport:
     """Check the example models of the library at `library` against its kernel registration.
 
-    Each `examples/<Name>/model.h` is decoded against the library's `extras/schema/`, its
-    kernel calls compared with `src/executorch/codegen/Register*Kernels*.cpp` and the prim
-    ops of `kernels/prim_ops/register_prim_ops.cpp` (operator registered; argument count
-    equal), and its delegates' backends with those the library registers (none today). See
+    Each `examples/<Name>/model.h` is read through the library's program reader
+    (`extras/tools/pte_schema/`, generated from its `extras/schema/`), its kernel calls
+    compared with `src/executorch/codegen/Register*Kernels*.cpp` and the prim ops of
+    `kernels/prim_ops/register_prim_ops.cpp` (operator registered; argument count equal),
+    and its delegates' backends with those the library registers (none today). See
     `et_pte.check_library`.
 
     Args:
@@ -186,8 +221,8 @@ def check_library_models(
         ModelCheckReport (`.passed` False when any model mismatches or is unreadable).
 
     Raises:
-        FatalError: the library's schema or registration is missing or unreadable, or an
-            example asked for does not exist.
+        FatalError: the library's program reader or registration is missing or unreadable,
+            or an example asked for does not exist.
     """
     try:
         results = et_pte.check_library(library, list(examples) if examples else None)

@@ -3,7 +3,6 @@ and the generator's typed wrapper (generator/models.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -23,8 +22,9 @@ from et_fixture import (
     PRIM_OPS_CPP,
     XNNPACK_ADD,
 )
+from reader_fixture import wheel_schema, write_wheel_reader
 
-from generator import layout, models
+from generator import layout, models, pte_reader
 from generator.errors import FatalError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,14 +102,10 @@ def registration_cpp(kernels: dict[str, int]) -> str:
     return head + ",\n".join(blocks) + tail
 
 
-def wheel_schema_dir() -> Path:
-    spec = importlib.util.find_spec("executorch")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("the executorch wheel is not installed (it carries program.fbs)")
-    folder = Path(next(iter(spec.submodule_search_locations))) / "exir" / "_serialize"
-    if not (folder / "program.fbs").is_file():
-        pytest.skip("the executorch wheel has no exir/_serialize/program.fbs")
-    return folder
+@pytest.fixture(scope="module")
+def reader_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The program reader of the wheel's schema (see tests/reader_fixture.py)."""
+    return write_wheel_reader(tmp_path_factory.mktemp("reader") / "pte_schema")
 
 
 def write_prim_ops(library: Path, text: str = PRIM_OPS_CPP) -> Path:
@@ -128,12 +124,16 @@ def make_library(
     prim_ops: bool = False,
     models: dict[str, Path] | None = None,
 ) -> Path:
-    """A library skeleton with what the model check reads: schema, registration (and prim ops
-    when asked), examples (HelloExecuTorch, AddModel, KeywordSpotting, or `models`)."""
+    """A library skeleton with what the model check reads: schema and its program reader,
+    registration (and prim ops when asked), examples (HelloExecuTorch, AddModel,
+    KeywordSpotting, or `models`)."""
+    write_wheel_reader(root / pte_reader.READER_DIR)
+    wheel = wheel_schema()
+    assert wheel is not None  # the reader was made from it
     schema = root / layout.SCHEMA_DIR
     schema.mkdir(parents=True)
     for name in ("program.fbs", "scalar_type.fbs"):
-        shutil.copy(wheel_schema_dir() / name, schema / name)
+        shutil.copy(wheel / name, schema / name)
     codegen = root / layout.CODEGEN_DIR
     codegen.mkdir(parents=True)
     (codegen / "RegisterCodegenUnboxedKernelsEverything.cpp").write_text(registration_cpp(kernels))
@@ -154,8 +154,8 @@ def make_library(
 
 
 @pytest.fixture
-def schema() -> et_pte.Schema:
-    return et_pte.load_schema(wheel_schema_dir())
+def reader(reader_dir: Path) -> et_pte.ProgramReader:
+    return et_pte.load_reader(reader_dir)
 
 
 def without(name: str) -> dict[str, int]:
@@ -221,7 +221,7 @@ def test_conflicting_registrations_are_an_error(tmp_path: Path) -> None:
 
 
 def test_layout_constants_match_the_generator() -> None:
-    assert et_pte.LIBRARY_SCHEMA_DIR == layout.SCHEMA_DIR
+    assert et_pte.LIBRARY_READER_DIR == pte_reader.READER_DIR
     assert et_pte.LIBRARY_CODEGEN_DIR == layout.CODEGEN_DIR
     assert et_pte.LIBRARY_PRIM_OPS == layout.PRIM_OPS_SOURCE
 
@@ -347,8 +347,8 @@ def test_a_backend_id_that_cannot_be_read_is_an_error(tmp_path: Path) -> None:
         et_pte.registered_backends(lib)
 
 
-def test_a_delegate_to_an_unregistered_backend_is_named(schema: et_pte.Schema) -> None:
-    program = et_pte.read_program(XNNPACK_ADD.read_bytes(), schema)
+def test_a_delegate_to_an_unregistered_backend_is_named(reader: et_pte.ProgramReader) -> None:
+    program = et_pte.read_program(XNNPACK_ADD.read_bytes(), reader)
     assert program.methods[0].delegates == ("XnnpackBackend",)
     (problem,) = et_pte.check_backends(program, ())
     assert problem == et_pte.MissingBackend("forward", "XnnpackBackend", (), 1)
@@ -391,14 +391,14 @@ def test_check_library_fails_a_delegated_model(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("pte", [ADD_MODEL, KEYWORD_SPOTTING], ids=lambda p: p.stem)
 def test_models_match_the_registration_of_their_own_commit(
-    pte: Path, schema: et_pte.Schema
+    pte: Path, reader: et_pte.ProgramReader
 ) -> None:
-    program = et_pte.read_program(pte.read_bytes(), schema)
+    program = et_pte.read_program(pte.read_bytes(), reader)
     assert et_pte.check_model(program, KERNELS_AT_CFF6F4DD) == []
 
 
-def test_missing_operator_is_operator_missing(schema: et_pte.Schema) -> None:
-    program = et_pte.read_program(KEYWORD_SPOTTING.read_bytes(), schema)
+def test_missing_operator_is_operator_missing(reader: et_pte.ProgramReader) -> None:
+    program = et_pte.read_program(KEYWORD_SPOTTING.read_bytes(), reader)
     problems = et_pte.check_model(program, without("cortex_m::pad.out"))
     assert problems == [
         et_pte.Problem("forward", "cortex_m::pad.out", "OperatorMissing", 0x14, 6, None, 1)
@@ -411,8 +411,8 @@ def test_missing_operator_is_operator_missing(schema: et_pte.Schema) -> None:
     assert "--ops " not in message and "--ops," not in message
 
 
-def test_argument_count_mismatch_names_both_counts(schema: et_pte.Schema) -> None:
-    program = et_pte.read_program(KEYWORD_SPOTTING.read_bytes(), schema)
+def test_argument_count_mismatch_names_both_counts(reader: et_pte.ProgramReader) -> None:
+    program = et_pte.read_program(KEYWORD_SPOTTING.read_bytes(), reader)
     kernels = dict(KERNELS_AT_CFF6F4DD, **{"cortex_m::quantized_conv2d.out": 16})
     problems = et_pte.check_model(program, kernels)
     assert problems == [
@@ -429,8 +429,8 @@ def test_argument_count_mismatch_names_both_counts(schema: et_pte.Schema) -> Non
     assert (as_dict["model_args"], as_dict["library_args"], as_dict["code"]) == (15, 16, 0x23)
 
 
-def test_every_problem_is_reported_in_call_order(schema: et_pte.Schema) -> None:
-    program = et_pte.read_program(KEYWORD_SPOTTING.read_bytes(), schema)
+def test_every_problem_is_reported_in_call_order(reader: et_pte.ProgramReader) -> None:
+    program = et_pte.read_program(KEYWORD_SPOTTING.read_bytes(), reader)
     kernels = without("cortex_m::quantized_linear.out")
     kernels["cortex_m::quantize_per_tensor.out"] = 7
     problems = et_pte.check_model(program, kernels)
@@ -561,7 +561,8 @@ def test_check_models_cli_accepts_prim_ops_and_refuses_delegates(tmp_path: Path)
 def test_check_models_cli_unreadable_library_exits_2(tmp_path: Path) -> None:
     run = run_check_models(tmp_path / "nothing", cwd=tmp_path)
     assert run.returncode == 2
-    assert run.stderr.startswith("error: cannot read schema file")
+    assert run.stderr.startswith("error: no program reader in ")
+    assert "extras/tools/pte_schema" in run.stderr
 
 
 # --- generator/models.py ----------------------------------------------------------------
@@ -624,25 +625,32 @@ def test_generator_check_library_models_fatal_errors(tmp_path: Path) -> None:
         models.check_library_models(lib, ["Nope"])
 
 
-def test_generator_ops_in_pte() -> None:
-    assert models.ops_in_pte(ADD_MODEL, wheel_schema_dir()) == {"aten::add.out"}
-    assert models.ops_in_pte(KEYWORD_SPOTTING, wheel_schema_dir()) == KERNELS_AT_CFF6F4DD.keys() - {
+def test_generator_ops_in_pte(reader_dir: Path) -> None:
+    assert models.ops_in_pte(ADD_MODEL, reader_dir) == {"aten::add.out"}
+    assert models.ops_in_pte(KEYWORD_SPOTTING, reader_dir) == KERNELS_AT_CFF6F4DD.keys() - {
         "aten::add.out",
         "cortex_m::quantized_max_pool2d.out",
     }
 
 
-def test_generator_ops_in_pte_rejects_bad_input(tmp_path: Path) -> None:
+def test_generator_ops_in_pte_rejects_bad_input(reader_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(FatalError, match=r"cannot read \.pte .*missing\.pte"):
-        models.ops_in_pte(tmp_path / "missing.pte", wheel_schema_dir())
+        models.ops_in_pte(tmp_path / "missing.pte", reader_dir)
     junk = tmp_path / "junk.pte"
     junk.write_bytes(b"\x10\0\0\0PK\x03\x04" + bytes(64))
     with pytest.raises(
         FatalError, match=r"junk\.pte is not a readable ExecuTorch program: offset 4"
     ):
-        models.ops_in_pte(junk, wheel_schema_dir())
-    with pytest.raises(FatalError, match="cannot read the ExecuTorch schema"):
+        models.ops_in_pte(junk, reader_dir)
+    with pytest.raises(FatalError, match="cannot read the ExecuTorch schema: no program reader"):
         models.ops_in_pte(ADD_MODEL, tmp_path)
+
+
+def test_generator_imports_et_pte_by_path() -> None:
+    # The shipped module, imported from extras/tools without a sys.path entry for it.
+    module = models.import_tool(TOOLS / "et_pte.py")
+    assert module.__file__ is not None and Path(module.__file__) == TOOLS / "et_pte.py"
+    assert models.import_tool(TOOLS / "et_pte.py") is module is sys.modules["et_pte"]
 
 
 def test_generator_write_model_header(tmp_path: Path) -> None:

@@ -1,10 +1,12 @@
-"""et_pte: the .fbs parser, the .pte reader (against real ExecuTorch models) and model.h."""
+"""et_pte: the program reader (flatc's Python, against real ExecuTorch models) and model.h.
+
+The reader is the one a library ships in extras/tools/pte_schema/, made here from the
+executorch wheel's schema and flatc (see tests/reader_fixture.py); tests/test_pte_reader.py
+compares what it reads with flatc's own JSON for every fixture.
+"""
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import json
 import random
 import re
 import shutil
@@ -18,14 +20,15 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
 
 import et_pte
-from et_fixture import FIXTURE_PTE
+from et_fixture import FIXTURE_PTE, XNNPACK_ADD
+from reader_fixture import flatc_binary, flatc_json, write_wheel_reader
 
 PTE_DIR = FIXTURE_PTE
 ADD_MODEL = PTE_DIR / "AddModel.pte"
 KEYWORD_SPOTTING = PTE_DIR / "KeywordSpotting.pte"
 
 #: KeywordSpotting's operator table, in order, decoded from the fixture (cross-checked
-#: with flatc in `test_decoding_agrees_with_executorch_tooling`).
+#: with flatc in tests/test_pte_reader.py).
 KWS_OPERATORS = [
     "cortex_m::quantize_per_tensor.out",
     "cortex_m::quantized_depthwise_conv2d.out",
@@ -58,200 +61,67 @@ KWS_CALLS = [
 ]
 
 
-def executorch_package() -> Path | None:
-    """The installed executorch package folder, found without importing it."""
-    spec = importlib.util.find_spec("executorch")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
+@pytest.fixture(scope="module")
+def reader_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_wheel_reader(tmp_path_factory.mktemp("reader") / "pte_schema")
 
 
 @pytest.fixture(scope="module")
-def schema_dir() -> Path:
-    package = executorch_package()
-    folder = package / "exir" / "_serialize" if package else None
-    if folder is None or not (folder / "program.fbs").is_file():
-        pytest.skip("the executorch wheel (exir/_serialize/program.fbs) is not installed")
-    return folder
+def reader(reader_dir: Path) -> et_pte.ProgramReader:
+    return et_pte.load_reader(reader_dir)
 
 
-@pytest.fixture(scope="module")
-def schema(schema_dir: Path) -> et_pte.Schema:
-    return et_pte.load_schema(schema_dir)
+# --- the reader -------------------------------------------------------------------------
 
 
-# --- schema -----------------------------------------------------------------------------
+def test_reader_of_executorchs_schema(reader: et_pte.ProgramReader, reader_dir: Path) -> None:
+    assert reader.file_identifier == "ET12"
+    assert reader.folder == reader_dir
+    assert reader.schema.InstructionArguments.KernelCall == 1
+    assert reader.schema.InstructionArguments.DelegateCall == 2
+    assert reader.schema.ScalarType.FLOAT == 6  # scalar_type.fbs, included: --gen-all
 
 
-def test_executorch_schema_header_facts(schema: et_pte.Schema) -> None:
-    assert schema.root_type == "Program"
-    assert schema.file_identifier == "ET12"
-    assert schema.file_extension == "pte"
-    assert schema.namespace == "executorch_flatbuffer"
-    assert [p.name for p in schema.files] == ["program.fbs", "scalar_type.fbs"]
-    assert schema.enums["ScalarType"].values["FLOAT"] == 6
-    assert schema.enums["ScalarType"].values["BOOL"] == 11
-    assert schema.enums["ScalarType"].underlying == "byte"
+def test_reader_is_imported_by_path_alone(reader_dir: Path, tmp_path: Path) -> None:
+    path_before = list(sys.path)
+    flatbuffers_before = sys.modules.get("flatbuffers")
+    reader = et_pte.load_reader(reader_dir)
+    assert sys.path == path_before
+    assert sys.modules.get("flatbuffers") is flatbuffers_before
+    # The generated code uses the runtime of its own package, under the package's name.
+    runtime = reader.schema.flatbuffers
+    assert runtime.__name__.startswith("_et_pte_reader_") and runtime.__name__.endswith(
+        ".flatbuffers"
+    )
+    assert Path(runtime.__file__).parent == reader_dir / "flatbuffers"
+    # The same files elsewhere are the same modules, named with their own folder.
+    copy = shutil.copytree(reader_dir, tmp_path / "pte_schema")
+    again = et_pte.load_reader(copy)
+    assert again.schema is reader.schema and again.folder == copy
 
 
-def test_executorch_schema_slots_and_union_indices(schema: et_pte.Schema) -> None:
-    instruction = schema.table("Instruction")
-    assert [(f.name, f.slot, f.type.kind) for f in instruction.fields] == [
-        ("instr_args", 1, "union")
-    ]
-    assert instruction.slot_count == 2
-    plan = schema.table("ExecutionPlan")
-    assert [f.name for f in plan.fields][:7] == [
-        "name",
-        "container_meta_type",
-        "values",
-        "inputs",
-        "outputs",
-        "chains",
-        "operators",
-    ]
-    assert [f.slot for f in plan.fields] == list(range(len(plan.fields)))
-    assert schema.table("EValue").field("val").slot == 1
-    args = schema.unions["InstructionArguments"].members
-    assert args == {
-        0: ("NONE", ""),
-        1: ("KernelCall", "KernelCall"),
-        2: ("DelegateCall", "DelegateCall"),
-        3: ("MoveCall", "MoveCall"),
-        4: ("JumpFalseCall", "JumpFalseCall"),
-        5: ("FreeCall", "FreeCall"),
-    }
-    kernel_types = schema.unions["KernelTypes"]
-    assert kernel_types.index_of("Null") == 1
-    assert kernel_types.index_of("OptionalTensorList") == 11
-    device = schema.table("NonConstBufferDevice").field("device_type")
-    assert (device.type.kind, device.default) == ("enum", "CPU")
-    storage = schema.table("Buffer").field("storage")
-    assert storage.attributes == {"force_align": "16"}
-    assert storage.type.element == et_pte.TypeRef("scalar", "ubyte")
+def test_a_missing_reader_is_named(tmp_path: Path) -> None:
+    with pytest.raises(et_pte.SchemaError, match=r"^no program reader in .*regenerate"):
+        et_pte.load_reader(tmp_path / "pte_schema")
 
 
-def _camel(snake: str) -> str:
-    return "".join(part[:1].upper() + part[1:] for part in snake.split("_"))
-
-
-def test_slots_match_flatc_generated_python(schema: et_pte.Schema) -> None:
-    """Every table field's slot equals the one flatc gave it in the wheel's generated code."""
-    package = executorch_package()
-    generated = package / "exir/_serialize/generated/executorch_flatbuffer" if package else None
-    if generated is None or not generated.is_dir():
-        pytest.skip("the executorch wheel's flatc-generated Python is not installed")
-    compared = 0
-    for table in schema.tables.values():
-        text = (generated / f"{table.name}.py").read_text()
-        starts = re.search(
-            rf"def {table.name}Start\(builder.*?\n\s+builder\.StartObject\((\d+)\)", text
-        )
-        assert starts is not None, table.name
-        assert int(starts.group(1)) == table.slot_count, table.name
-        for f in table.fields:
-            adder = rf"def {table.name}Add{_camel(f.name)}\(builder"
-            m = re.search(adder + r".*?\n\s+builder\.Prepend\w*Slot\((\d+)", text)
-            assert m is not None, f"{table.name}.{f.name}"
-            assert int(m.group(1)) == f.slot, f"{table.name}.{f.name}"
-            compared += 1
-    assert compared > 80
-
-
-def test_parser_handles_ids_deprecated_structs_and_comments() -> None:
-    text = """
-    // line comment
-    /* block
-       comment */
-    namespace demo.inner;
-    attribute "priority";
-    enum Color : ubyte (bit_flags) { Red, Green, Blue = 3 }
-    enum Level : short { Low = -1, Mid, High = 0x10 }
-    struct Pair { a: byte; b: int; }
-    struct Vec3 (force_align: 16) { x: float; y: float; z: float; }
-    table Leaf { v: int = 7; }
-    union Choice { Leaf, Other: Leaf = 5, Third: Leaf }
-    table WithIds {
-      c: string (id: 3);
-      u: Choice (id: 1);
-      old: int (id: 2, deprecated);
-      p: Pair (id: 4);
-    }
-    table Plain { a: int; gone: long (deprecated); pick: Choice; tail: [Vec3]; arr: [ubyte]; }
-    root_type WithIds;
-    """
-    schema = et_pte.parse_schema(text, source="demo.fbs")
-    assert schema.namespace == "demo.inner"
-    assert schema.attributes == ["priority"]
-    assert schema.enums["Color"].values == {"Red": 1, "Green": 2, "Blue": 8}
-    assert schema.enums["Level"].values == {"Low": -1, "Mid": 0, "High": 16}
-    pair = schema.table("Pair")
-    assert [(f.name, f.slot) for f in pair.fields] == [("a", 0), ("b", 4)]
-    assert (pair.size, pair.align) == (8, 4)
-    vec3 = schema.table("Vec3")
-    assert (vec3.size, vec3.align) == (16, 16)
-    assert schema.unions["Choice"].members == {
-        0: ("NONE", ""),
-        1: ("Leaf", "Leaf"),
-        5: ("Other", "Leaf"),
-        6: ("Third", "Leaf"),
-    }
-    with_ids = schema.table("WithIds")
-    assert [(f.name, f.slot) for f in with_ids.fields] == [("c", 3), ("u", 1), ("old", 2), ("p", 4)]
-    assert with_ids.field("old").deprecated
-    assert with_ids.slot_count == 5
-    plain = schema.table("Plain")
-    assert [(f.name, f.slot) for f in plain.fields] == [
-        ("a", 0),
-        ("gone", 1),
-        ("pick", 3),
-        ("tail", 4),
-        ("arr", 5),
-    ]
-    assert plain.slot_count == 6
-    assert schema.table("Leaf").field("v").default == "7"
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("table T { a: Missing; }", "unknown type 'Missing'"),
-        ("table T { a: int }", "expected ';'"),
-        ("rpc_service S { }", "unsupported declaration 'rpc_service'"),
-        ("table T { a: int (id: 0); b: int; }", "every field has an id or none"),
-        ("table T { a: int (id: 0); b: int (id: 0); }", "clashes"),
-        ('file_identifier "ET1";', "4 characters"),
-        ("enum E : float { A }", "integer type"),
-        ("table T { a: int; }\ntable T { b: int; }", "declared twice"),
-        ("table T { a: int; } $", "unexpected character '$'"),
-    ],
-)
-def test_parser_rejects_what_it_does_not_know(text: str, message: str) -> None:
-    with pytest.raises(et_pte.SchemaError, match=re.escape(message)):
-        et_pte.parse_schema(text, source="bad.fbs")
-
-
-def test_parser_error_names_file_and_line() -> None:
-    with pytest.raises(et_pte.SchemaError, match=r"^bad\.fbs:3: "):
-        et_pte.parse_schema("namespace a;\n\ntable T { a int; }", source="bad.fbs")
-
-
-def test_load_schema_reports_missing_folder(tmp_path: Path) -> None:
-    with pytest.raises(et_pte.SchemaError, match=r"cannot read schema file .*program\.fbs"):
-        et_pte.load_schema(tmp_path)
-
-
-def test_load_schema_reports_missing_include(tmp_path: Path) -> None:
-    (tmp_path / "program.fbs").write_text('include "gone.fbs";\ntable P {}\nroot_type P;\n')
-    with pytest.raises(et_pte.SchemaError, match=r"gone\.fbs"):
-        et_pte.load_schema(tmp_path)
+def test_a_damaged_reader_is_named(reader_dir: Path, tmp_path: Path) -> None:
+    damaged = shutil.copytree(reader_dir, tmp_path / "pte_schema")
+    module = damaged / "program_generated.py"
+    module.write_text(module.read_text().replace("class Program(object)", "class Prog(object)"))
+    with pytest.raises(et_pte.SchemaError, match=r"does not import \(AttributeError: "):
+        et_pte.load_reader(damaged)
+    (damaged / "program_generated.py").write_text("def broken(:\n")
+    with pytest.raises(et_pte.SchemaError, match=r"does not import \(SyntaxError: "):
+        et_pte.load_reader(damaged)
+    assert not [m for m in sys.modules if m.startswith("_et_pte_reader_") and "broken" in m]
 
 
 # --- reading real programs --------------------------------------------------------------
 
 
-def test_add_model_decodes_to_its_one_add(schema: et_pte.Schema) -> None:
-    program = et_pte.read_program(ADD_MODEL.read_bytes(), schema)
+def test_add_model_decodes_to_its_one_add(reader: et_pte.ProgramReader) -> None:
+    program = et_pte.read_program(ADD_MODEL.read_bytes(), reader)
     assert program.file_identifier == "ET12"
     assert program.version == 0
     assert program.extended_header == et_pte.ExtendedHeader(
@@ -270,8 +140,8 @@ def test_add_model_decodes_to_its_one_add(schema: et_pte.Schema) -> None:
     assert program.operators == ["aten::add.out"]
 
 
-def test_keyword_spotting_decodes_to_cortex_m_ops(schema: et_pte.Schema) -> None:
-    program = et_pte.read_program(KEYWORD_SPOTTING.read_bytes(), schema)
+def test_keyword_spotting_decodes_to_cortex_m_ops(reader: et_pte.ProgramReader) -> None:
+    program = et_pte.read_program(KEYWORD_SPOTTING.read_bytes(), reader)
     assert program.extended_header == et_pte.ExtendedHeader(14904, 14976, 39216)
     assert [m.name for m in program.methods] == ["forward"]
     forward = program.methods[0]
@@ -284,110 +154,70 @@ def test_keyword_spotting_decodes_to_cortex_m_ops(schema: et_pte.Schema) -> None
     assert program.operators == sorted(KWS_OPERATORS)
 
 
-def _calls_from_reference(pte: Path, tmp_path: Path) -> list[list[tuple[str, list[int]]]] | None:
-    """Per method, (operator, args) of each kernel call, by ExecuTorch's own tooling."""
-    deserialize_pte_binary: Any = None
-    try:
-        module = importlib.import_module("executorch.exir._serialize._program")
-        deserialize_pte_binary = module.deserialize_pte_binary
-    except Exception:  # ImportError, or a failure in its torch-side imports
-        pass
-    if deserialize_pte_binary is not None:
-        parsed: Any = deserialize_pte_binary(pte.read_bytes())
-        prog = getattr(parsed, "program", parsed)
-        out = []
-        for plan in prog.execution_plan:
-            calls = []
-            for chain in plan.chains:
-                for ins in chain.instructions:
-                    if hasattr(ins.instr_args, "op_index"):
-                        op = plan.operators[ins.instr_args.op_index]
-                        name = f"{op.name}.{op.overload}" if op.overload else op.name
-                        calls.append((name, list(ins.instr_args.args)))
-            out.append(calls)
-        return out
-    package = executorch_package()
-    flatc = package / "data" / "bin" / "flatc" if package else None
-    if flatc is None or not flatc.is_file():
-        return None
-    schema_file = flatc.parents[2] / "exir" / "_serialize" / "program.fbs"
-    options = ["--json", "--raw-binary", "--strict-json", "--defaults-json"]
-    subprocess.run(
-        [str(flatc), *options, "-o", str(tmp_path), str(schema_file), "--", str(pte)],
-        check=True,
-        capture_output=True,
-    )
-    doc = json.loads((tmp_path / f"{pte.stem}.json").read_text())
-    out = []
-    for plan in doc["execution_plan"]:
-        calls = []
-        for chain in plan["chains"]:
-            for ins in chain["instructions"]:
-                if ins["instr_args_type"] == "KernelCall":
-                    op = plan["operators"][ins["instr_args"]["op_index"]]
-                    name = f"{op['name']}.{op['overload']}" if op["overload"] else op["name"]
-                    calls.append((name, ins["instr_args"]["args"]))
-        out.append(calls)
-    return out
-
-
-@pytest.mark.parametrize("pte", [ADD_MODEL, KEYWORD_SPOTTING], ids=lambda p: p.stem)
-def test_decoding_agrees_with_executorch_tooling(
-    pte: Path, schema: et_pte.Schema, tmp_path: Path
-) -> None:
-    reference = _calls_from_reference(pte, tmp_path)
-    if reference is None:
-        pytest.skip("neither executorch's deserialize_pte_binary nor its flatc is available")
-    program = et_pte.read_program(pte.read_bytes(), schema)
-    ours = [[(c.operator, list(c.args)) for c in m.kernel_calls] for m in program.methods]
-    assert ours == reference
-    assert sum(len(m) for m in ours) == (1 if pte == ADD_MODEL else 16)
+def test_a_delegated_model_decodes_to_its_delegate_call(reader: et_pte.ProgramReader) -> None:
+    forward = et_pte.read_program(XNNPACK_ADD.read_bytes(), reader).methods[0]
+    assert forward.delegates == ("XnnpackBackend",)
+    assert forward.delegate_calls == (et_pte.DelegateCall(0, 1, 0, "XnnpackBackend", (1, 2, 5)),)
+    assert forward.instruction_count == 2
 
 
 # --- malformed input --------------------------------------------------------------------
 
 
-def test_bad_identifier_is_named_at_offset_4(schema: et_pte.Schema) -> None:
+def test_bad_identifier_is_named_at_offset_4(reader: et_pte.ProgramReader) -> None:
     data = bytearray(ADD_MODEL.read_bytes())
     data[4:8] = b"PK\x03\x04"
     with pytest.raises(et_pte.PteError, match=r"offset 4: .*not an ExecuTorch program"):
-        et_pte.read_program(bytes(data), schema)
+        et_pte.read_program(bytes(data), reader)
 
 
-def test_other_schema_version_is_named(schema: et_pte.Schema) -> None:
+def test_other_schema_version_is_named(reader: et_pte.ProgramReader) -> None:
     data = bytearray(ADD_MODEL.read_bytes())
     data[4:8] = b"ET11"
     with pytest.raises(et_pte.PteError, match=r"'ET11', the schema expects 'ET12'"):
-        et_pte.read_program(bytes(data), schema)
+        et_pte.read_program(bytes(data), reader)
 
 
 @pytest.mark.parametrize("size", [0, 3, 7])
-def test_too_short_buffer(schema: et_pte.Schema, size: int) -> None:
+def test_too_short_buffer(reader: et_pte.ProgramReader, size: int) -> None:
     with pytest.raises(et_pte.PteError, match="too short"):
-        et_pte.read_program(ADD_MODEL.read_bytes()[:size], schema)
+        et_pte.read_program(ADD_MODEL.read_bytes()[:size], reader)
 
 
-def test_truncation_is_caught_by_the_extended_header(schema: et_pte.Schema) -> None:
+def test_truncation_is_caught_by_the_extended_header(reader: et_pte.ProgramReader) -> None:
     with pytest.raises(et_pte.PteError, match=r"segments end at 1156, the file has 1100"):
-        et_pte.read_program(ADD_MODEL.read_bytes()[:1100], schema)
+        et_pte.read_program(ADD_MODEL.read_bytes()[:1100], reader)
 
 
-def test_truncation_without_header_names_a_position(schema: et_pte.Schema) -> None:
+def test_truncation_without_header_names_a_position(reader: et_pte.ProgramReader) -> None:
     data = bytearray(ADD_MODEL.read_bytes()[:600])
     data[8:12] = b"\0\0\0\0"  # no extended header: the flatbuffer reader must catch it
     with pytest.raises(et_pte.PteError, match=r"^offset \d+: "):
-        et_pte.read_program(bytes(data), schema)
+        et_pte.read_program(bytes(data), reader)
 
 
-def test_root_offset_out_of_range(schema: et_pte.Schema) -> None:
+def test_root_offset_out_of_range(reader: et_pte.ProgramReader) -> None:
     data = bytearray(ADD_MODEL.read_bytes())
     data[0:4] = (0xFFFFFFF0).to_bytes(4, "little")
     with pytest.raises(et_pte.PteError, match=r"^offset 0: root table points to 4294967280"):
-        et_pte.read_program(bytes(data), schema)
+        et_pte.read_program(bytes(data), reader)
+
+
+def test_a_vtable_before_the_buffer_is_caught(reader: et_pte.ProgramReader) -> None:
+    # FlatBuffers' runtime would read it from the end of the buffer (a negative offset).
+    data = bytearray(ADD_MODEL.read_bytes())
+    root = int.from_bytes(data[0:4], "little")
+    data[root : root + 4] = (root + 100).to_bytes(4, "little", signed=True)
+    with pytest.raises(
+        et_pte.PteError, match=rf"^offset {root}: Program has its vtable at -100, outside"
+    ):
+        et_pte.read_program(bytes(data), reader)
 
 
 @pytest.mark.parametrize("pte", [ADD_MODEL, KEYWORD_SPOTTING], ids=lambda p: p.stem)
-def test_random_corruption_only_ever_raises_pte_error(pte: Path, schema: et_pte.Schema) -> None:
+def test_random_corruption_only_ever_raises_pte_error(
+    pte: Path, reader: et_pte.ProgramReader
+) -> None:
     """Hundreds of truncations and bit flips: a Program or a PteError, nothing else."""
     original = pte.read_bytes()
     rng = random.Random(20260130)
@@ -402,7 +232,7 @@ def test_random_corruption_only_ever_raises_pte_error(pte: Path, schema: et_pte.
             for _ in range(rng.randint(1, 8)):
                 data[rng.randrange(limit)] ^= 1 << rng.randrange(8)
         try:
-            program = et_pte.read_program(bytes(data), schema)
+            program = et_pte.read_program(bytes(data), reader)
         except et_pte.PteError as e:
             assert str(e)
             errors += 1
@@ -413,46 +243,83 @@ def test_random_corruption_only_ever_raises_pte_error(pte: Path, schema: et_pte.
     assert errors + decoded == 300
 
 
-def test_operator_index_out_of_range(schema: et_pte.Schema) -> None:
-    data = bytearray(ADD_MODEL.read_bytes())
-    plan = et_pte.read_root(bytes(data), schema)["execution_plan"][0]
-    # Empty the operator table (vector length 0): the add call's op_index 0 dangles.
-    pos = plan.offset_of("operators")
-    vector = pos + int.from_bytes(data[pos : pos + 4], "little")
-    data[vector : vector + 4] = bytes(4)
+def test_operator_index_out_of_range(reader: et_pte.ProgramReader, tmp_path: Path) -> None:
+    # AddModel with its operator table emptied, written by flatc: the add call's op_index 0
+    # dangles.
+    doc = flatc_json(ADD_MODEL, tmp_path)
+    doc["execution_plan"][0]["operators"] = []
+    data = flatc_binary(doc, tmp_path)
     with pytest.raises(et_pte.PteError, match="calls operator 0, the operator table has 0"):
-        et_pte.read_program(bytes(data), schema)
+        et_pte.read_program(data, reader)
 
 
-def _shared_tree(depth: int, fanout: int) -> bytes:
-    """A `Node { kids: [Node] }` buffer where every kid of a level is the same next node."""
-    data = bytearray(b"\x10\0\0\0NODE")  # root node at 16
-    data += (6).to_bytes(2, "little") + (8).to_bytes(2, "little") + (4).to_bytes(2, "little")
-    data += bytes(2)  # the one vtable, at 8: 6 bytes, tables of 8 bytes, kids at +4
-    for level in range(depth + 1):
-        node = len(data)
-        kids = fanout if level < depth else 0
-        data += (node - 8).to_bytes(4, "little", signed=True) + (4).to_bytes(4, "little")
-        data += kids.to_bytes(4, "little")
-        child = node + 12 + 4 * kids
-        for j in range(kids):
-            data += (child - (node + 12 + 4 * j)).to_bytes(4, "little")
-    return bytes(data)
+def test_a_delegate_index_out_of_range(reader: et_pte.ProgramReader, tmp_path: Path) -> None:
+    doc = flatc_json(XNNPACK_ADD, tmp_path)
+    doc["execution_plan"][0]["delegates"] = []
+    with pytest.raises(et_pte.PteError, match="calls delegate 0, the method has 0"):
+        et_pte.read_program(flatc_binary(doc, tmp_path), reader)
 
 
-def test_shared_offsets_cannot_make_reading_explode() -> None:
-    """Vectors whose elements all point at one node: 40**6 visits without the work budget."""
-    schema = et_pte.parse_schema(
-        'file_identifier "NODE"; table Node { kids: [Node]; } root_type Node;'
+def shared_program(reader: et_pte.ProgramReader, fanout: int) -> bytes:
+    """A Program, built with the generated builder functions, whose plans, chains,
+    instructions and kernel call arguments are `fanout` offsets to one and the same table
+    (or value): a walk visits fanout**3 kernel calls of `fanout` arguments."""
+    s = reader.schema
+    b = s.flatbuffers.Builder(0)
+
+    def shared(start: Any, offset: int) -> int:
+        start(b, fanout)
+        for _ in range(fanout):
+            b.PrependUOffsetTRelative(offset)
+        return int(b.EndVector())
+
+    s.KernelCallStartArgsVector(b, fanout)
+    for _ in range(fanout):
+        b.PrependInt32(0)
+    args = b.EndVector()
+    s.KernelCallStart(b)
+    s.KernelCallAddOpIndex(b, 0)
+    s.KernelCallAddArgs(b, args)
+    call = s.KernelCallEnd(b)
+    s.InstructionStart(b)
+    s.InstructionAddInstrArgsType(b, s.InstructionArguments.KernelCall)
+    s.InstructionAddInstrArgs(b, call)
+    instructions = shared(s.ChainStartInstructionsVector, s.InstructionEnd(b))
+    s.ChainStart(b)
+    s.ChainAddInstructions(b, instructions)
+    chains = shared(s.ExecutionPlanStartChainsVector, s.ChainEnd(b))
+    name, overload, method = (b.CreateString(t) for t in ("aten::add", "out", "forward"))
+    s.OperatorStart(b)
+    s.OperatorAddName(b, name)
+    s.OperatorAddOverload(b, overload)
+    operator = s.OperatorEnd(b)
+    s.ExecutionPlanStartOperatorsVector(b, 1)
+    b.PrependUOffsetTRelative(operator)
+    operators = b.EndVector()
+    s.ExecutionPlanStart(b)
+    s.ExecutionPlanAddName(b, method)
+    s.ExecutionPlanAddOperators(b, operators)
+    s.ExecutionPlanAddChains(b, chains)
+    plans = shared(s.ProgramStartExecutionPlanVector, s.ExecutionPlanEnd(b))
+    s.ProgramStart(b)
+    s.ProgramAddExecutionPlan(b, plans)
+    b.Finish(s.ProgramEnd(b), file_identifier=reader.file_identifier.encode())
+    return bytes(b.Output())
+
+
+def test_shared_offsets_cannot_make_reading_explode(reader: et_pte.ProgramReader) -> None:
+    """Vectors whose elements all point at one table: 40**3 kernel calls of 40 arguments in
+    a buffer of about a kilobyte, refused by the work budget."""
+    program = et_pte.read_program(shared_program(reader, 3), reader)
+    assert len(program.methods) == 3
+    assert [len(m.kernel_calls) for m in program.methods] == [9, 9, 9]
+    assert program.methods[2].kernel_calls[8] == et_pte.KernelCall(
+        2, 2, 0, "aten::add.out", (0, 0, 0)
     )
-
-    def walk(node: et_pte.TableView) -> int:
-        return 1 + sum(walk(kid) for kid in node["kids"])
-
-    assert walk(et_pte.read_root(_shared_tree(2, 3), schema)) == 1 + 3 + 9
-    root = et_pte.read_root(_shared_tree(6, 40), schema)
+    data = shared_program(reader, 40)
+    assert len(data) < 2048
     with pytest.raises(et_pte.PteError, match=r"more elements than a \d+-byte buffer can hold"):
-        walk(root)
+        et_pte.read_program(data, reader)
 
 
 # --- model.h ----------------------------------------------------------------------------

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
 
 import et_pte
-from et_fixture import FIXTURE_PTE
+from et_fixture import FIXTURE_PTE, XNNPACK_ADD
+from reader_fixture import wheel_schema, write_wheel_reader
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "extras" / "tools"
@@ -22,9 +20,11 @@ ADD_MODEL = PTE_DIR / "AddModel.pte"
 KEYWORD_SPOTTING = PTE_DIR / "KeywordSpotting.pte"
 
 
-def run(script: Path, *args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run(
+    script: Path, *args: str | Path, cwd: Path, flags: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(script), *map(str, args)],
+        [sys.executable, *flags, str(script), *map(str, args)],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -33,15 +33,20 @@ def run(script: Path, *args: str | Path, cwd: Path) -> subprocess.CompletedProce
 
 
 def installed_library(root: Path) -> Path:
-    """extras/tools and extras/schema laid out as in a generated library."""
-    spec = importlib.util.find_spec("executorch")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("the executorch wheel is not installed (it carries program.fbs)")
-    schema = Path(next(iter(spec.submodule_search_locations))) / "exir" / "_serialize"
+    """extras/tools (with the program reader) and extras/schema laid out as in a generated
+    library."""
+    write_wheel_reader(root / "extras" / "tools" / "pte_schema")
+    schema = wheel_schema()
+    assert schema is not None  # the reader was made from it
     (root / "extras" / "schema").mkdir(parents=True)
     for name in ("program.fbs", "scalar_type.fbs"):
         shutil.copy(schema / name, root / "extras" / "schema" / name)
-    shutil.copytree(TOOLS, root / "extras" / "tools", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        TOOLS,
+        root / "extras" / "tools",
+        ignore=shutil.ignore_patterns("__pycache__"),
+        dirs_exist_ok=True,
+    )
     return root
 
 
@@ -99,3 +104,32 @@ def test_in_a_library_it_validates_against_the_shipped_schema(tmp_path: Path) ->
     unchecked = run(script, junk, "-o", "junk.h", "--no-validate", cwd=tmp_path)
     assert unchecked.returncode == 0, unchecked.stderr
     assert et_pte.pte_from_model_h((tmp_path / "junk.h").read_text()) == b"not a program at all"
+
+
+def test_in_a_library_it_needs_no_site_packages(tmp_path: Path) -> None:
+    # A plain python3 (-S: no site-packages, so no pip flatbuffers or numpy): the standard
+    # library, the program reader and the FlatBuffers runtime beside the script suffice.
+    lib = installed_library(tmp_path / "ExecuTorch")
+    script = lib / "extras" / "tools" / "pte_to_header.py"
+    ok = run(script, XNNPACK_ADD, "-o", "-", cwd=tmp_path, flags=("-S", "-I"))
+    assert ok.returncode == 0, ok.stderr
+    assert et_pte.pte_from_model_h(ok.stdout) == XNNPACK_ADD.read_bytes()
+    bad = run(script, tmp_path / "nothing", cwd=tmp_path, flags=("-S", "-I"))
+    assert bad.returncode == 1
+
+
+def test_reader_option_validates_with_another_librarys_reader(tmp_path: Path) -> None:
+    lib = installed_library(tmp_path / "ExecuTorch")
+    reader = lib / "extras" / "tools" / "pte_schema"
+    junk = tmp_path / "junk.pte"
+    junk.write_bytes(b"\x10\0\0\0ET11" + bytes(64))
+    # The script of the generator's checkout has no reader beside it: it validates only when
+    # given one.
+    unchecked = run(TOOLS / "pte_to_header.py", junk, "-o", "-", cwd=tmp_path)
+    assert unchecked.returncode == 0, unchecked.stderr
+    bad = run(TOOLS / "pte_to_header.py", junk, "--reader", reader, cwd=tmp_path)
+    assert bad.returncode == 1
+    assert "'ET11', the schema expects 'ET12'" in bad.stderr
+    missing = run(TOOLS / "pte_to_header.py", ADD_MODEL, "--reader", tmp_path, cwd=tmp_path)
+    assert missing.returncode == 1
+    assert f"no program reader in {tmp_path}" in missing.stderr

@@ -13,10 +13,11 @@ Method::load with NotFound (0x20). This finds them in a second, with no board an
 toolchain.
 
 Each example's model is read back from its model.h (or give .pte files with --pte) and
-decoded against the library's own schema (extras/schema/). Exit status: 0 when every model
-matches, 1 when any does not, 2 when the library itself cannot be read.
+read through the library's own program reader (extras/tools/pte_schema/, generated from its
+extras/schema/). Exit status: 0 when every model matches, 1 when any does not, 2 when the
+library itself cannot be read.
 
-Python standard library only; runs from any working directory.
+Python standard library only (and the library's reader); runs from any working directory.
 """
 
 from __future__ import annotations

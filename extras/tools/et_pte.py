@@ -1,18 +1,19 @@
 """Read ExecuTorch `.pte` programs and check them against a library's kernel registration.
 
-Python standard library only: this file ships in every generated Arduino library under
-`extras/tools/` and must run there with no pip packages (it is written to run on
-Python 3.8 and newer). The generator imports it too.
+Python standard library only, apart from the program reader generated beside it: this file
+ships in every generated Arduino library under `extras/tools/` and must run there with no
+pip packages (it is written to run on Python 3.8 and newer). The generator imports it too.
 
 What it does:
 
-* `load_schema(dir)` parses ExecuTorch's FlatBuffers schema (`program.fbs`, which includes
-  `scalar_type.fbs`) with a small parser for the subset of the FlatBuffers schema language
-  those files use (include, namespace, attribute, enum, union, table, struct, defaults,
-  attributes in parentheses, deprecated fields, comments).
-* `read_program(pte_bytes, schema)` decodes a `.pte` against that schema with a generic,
-  bounds-checked FlatBuffers reader and returns its methods, operators, kernel calls and
-  delegate calls. Every malformed input raises `PteError` naming the file position.
+* `load_reader(folder)` imports a library's program reader, `extras/tools/pte_schema/`:
+  the Python flatc generated from the library's schema (`program_generated.py`), with
+  FlatBuffers' own Python runtime beside it (`flatbuffers/`); generator/pte_reader.py writes
+  it at build time. The FlatBuffers decoding is theirs, not ours.
+* `read_program(pte_bytes, reader)` reads a `.pte` through it and returns its methods,
+  operators, kernel calls and delegate calls. FlatBuffers' Python runtime follows offsets
+  without bounds checks, so a thin guard checks each table it opens and caps the work; every
+  malformed input raises `PteError` naming the file position.
 * `model_h` / `pte_from_model_h` turn a `.pte` into the `model.h` a sketch includes, and back.
 * `library_kernels` / `check_model` compare the operators a `.pte` calls, and how many
   arguments each call passes, with what the library registers (its generated kernel
@@ -21,13 +22,14 @@ What it does:
 
 Facts used, with their sources (ExecuTorch and FlatBuffers sources):
 
-* FlatBuffers binary format (flatbuffers docs, "FlatBuffers internals"): little-endian;
-  the root table's uoffset at byte 0, the 4-byte file identifier at byte 4; a table starts
-  with an int32 soffset to its vtable (vtable = table - soffset); a vtable holds uint16
-  vtable size, uint16 table size, then one uint16 field offset per slot (0 = absent);
-  vectors and strings are a uint32 length then the data; offsets to tables, vectors and
-  strings are uint32, relative to where they are stored; a union field is two slots, the
-  uint8 member type then the offset to the member table; union member NONE is 0.
+* FlatBuffers binary format (flatbuffers docs, "FlatBuffers internals"): little-endian; the
+  root table's uoffset at byte 0, the 4-byte file identifier at byte 4; a table starts with
+  an int32 soffset to its vtable (vtable = table - soffset); a vtable holds uint16 vtable
+  size, uint16 table size, then one uint16 field offset per field.
+* ExecuTorch's schema (`schema/program.fbs`): root table `Program`; its `execution_plan`
+  lists the methods, each with `operators`, `delegates`, `chains` of `instructions` whose
+  `instr_args` union holds a `KernelCall` (op_index, args) or a `DelegateCall`
+  (delegate_index, args), among others.
 * ExecuTorch extended header (`schema/extended_header.h`): optional, at byte 8, magic
   "eh00", uint32 header length, then uint64 program_size, segment_base_offset and
   (if the length allows) segment_data_size.
@@ -41,9 +43,12 @@ Facts used, with their sources (ExecuTorch and FlatBuffers sources):
 from __future__ import annotations
 
 import hashlib
+import importlib
+import importlib.util
 import re
 import struct
-from dataclasses import dataclass, field
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,23 +66,20 @@ __all__ = [
     "Operator",
     "Problem",
     "Program",
+    "ProgramReader",
     "PteError",
     "RegistrationError",
-    "Schema",
     "SchemaError",
-    "TableView",
     "check_backends",
     "check_library",
     "check_model",
     "check_program_bytes",
     "example_names",
     "library_kernels",
-    "load_schema",
+    "load_reader",
     "model_h",
-    "parse_schema",
     "pte_from_model_h",
     "read_program",
-    "read_root",
     "registered_backends",
     "registered_kernels",
     "registered_prim_ops",
@@ -97,7 +99,7 @@ class EtPteError(Exception):
 
 
 class SchemaError(EtPteError):
-    """A `.fbs` file could not be read or uses schema language this parser does not know."""
+    """The program reader generated from the schema is missing, or not ExecuTorch's."""
 
 
 class PteError(EtPteError):
@@ -112,810 +114,82 @@ class RegistrationError(EtPteError):
 
 
 # ---------------------------------------------------------------------------------------
-# Schema model
+# The program reader: flatc's Python for the library's program.fbs
 
-
-#: Scalar type name -> (struct format, size in bytes). Aliases included (FlatBuffers docs).
-_SCALARS: dict[str, tuple[str, int]] = {
-    "bool": ("?", 1),
-    "byte": ("b", 1),
-    "ubyte": ("B", 1),
-    "int8": ("b", 1),
-    "uint8": ("B", 1),
-    "short": ("h", 2),
-    "ushort": ("H", 2),
-    "int16": ("h", 2),
-    "uint16": ("H", 2),
-    "int": ("i", 4),
-    "uint": ("I", 4),
-    "int32": ("i", 4),
-    "uint32": ("I", 4),
-    "float": ("f", 4),
-    "float32": ("f", 4),
-    "long": ("q", 8),
-    "ulong": ("Q", 8),
-    "int64": ("q", 8),
-    "uint64": ("Q", 8),
-    "double": ("d", 8),
-    "float64": ("d", 8),
-}
+#: The module flatc generates for program.fbs (--gen-onefile: every table in one module).
+READER_MODULE = "program_generated"
 
 
 @dataclass(frozen=True)
-class TypeRef:
-    """A field's type.
+class ProgramReader:
+    """A program reader package, imported.
 
     Attributes:
-        kind: "scalar", "string", "vector", "array" (fixed-size, structs only), "enum",
-            "union", "table" or "struct".
-        name: the scalar or declared type name ("" for string and vector).
-        element: the element type of a vector or array.
-        length: the element count of a fixed-size array.
+        folder: the package folder (`extras/tools/pte_schema/` of a library).
+        schema: its `program_generated` module: flatc's classes for each table (`Program`,
+            `ExecutionPlan`, `KernelCall`...), an accessor per field, and each union as a
+            class of member constants (`InstructionArguments.KernelCall`).
+        file_identifier: the schema's file identifier ("ET12").
     """
 
-    kind: str
-    name: str = ""
-    element: TypeRef | None = None
-    length: int = 0
+    folder: Path
+    schema: Any
+    file_identifier: str
 
 
-@dataclass
-class FieldDef:
-    """One field of a table or struct.
+#: Reader modules imported, by the name given from their files' hash: (schema, identifier).
+_IMPORTED: dict[str, tuple[Any, str]] = {}
 
-    Attributes:
-        name: as declared.
-        type: resolved type.
-        slot: vtable slot of the value (tables; for a union, the `<name>_type` slot is
-            `slot - 1`); for structs, the byte offset inside the struct.
-        default: the declared default ("" when none), as written in the schema.
-        attributes: attribute name -> value ("" when the attribute has no value).
+
+def load_reader(folder: str | Path) -> ProgramReader:
+    """Import the program reader package at `folder` (see ProgramReader).
+
+    The package is imported by path under a name of its own (from a hash of its files), so
+    readers of different schemas live side by side in one process and no `sys.path` entry
+    or top-level `flatbuffers` module is involved. The same files are imported once.
+
+    Raises:
+        SchemaError: `folder` holds no reader, or one that does not import or is not of
+            ExecuTorch's program schema (no table Program).
     """
-
-    name: str
-    type: TypeRef
-    slot: int = 0
-    default: str = ""
-    attributes: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def deprecated(self) -> bool:
-        """Whether the field is marked `(deprecated)`; it still occupies its slot."""
-        return "deprecated" in self.attributes
-
-
-@dataclass
-class TableDef:
-    """A table or struct.
-
-    Attributes:
-        name: declared name; namespace: the namespace it was declared in.
-        fields: in declaration order.
-        is_struct: a struct (stored inline, fixed layout) rather than a table.
-        size, align: byte size and alignment of a struct (0 for tables).
-        slot_count: number of vtable slots a table uses.
-    """
-
-    name: str
-    namespace: str
-    fields: list[FieldDef] = field(default_factory=list)
-    is_struct: bool = False
-    attributes: dict[str, str] = field(default_factory=dict)
-    size: int = 0
-    align: int = 1
-    slot_count: int = 0
-
-    def field(self, name: str) -> FieldDef:
-        """The field called `name`. Raises SchemaError when there is none."""
-        for f in self.fields:
-            if f.name == name:
-                return f
-        raise SchemaError(f"{self.name} has no field {name!r}")
-
-
-@dataclass
-class EnumDef:
-    """An enum: `values` maps member name to integer value; `underlying` is its scalar."""
-
-    name: str
-    namespace: str
-    underlying: str
-    values: dict[str, int] = field(default_factory=dict)
-
-    def name_of(self, value: int) -> str:
-        """The member name for `value`, or the number as text when none matches."""
-        for k, v in self.values.items():
-            if v == value:
-                return k
-        return str(value)
-
-
-@dataclass
-class UnionDef:
-    """A union: `members` maps member type index (NONE = 0) to (member name, table name)."""
-
-    name: str
-    namespace: str
-    members: dict[int, tuple[str, str]] = field(default_factory=dict)
-
-    def index_of(self, member: str) -> int:
-        """The type index of member `member`. Raises SchemaError when there is none."""
-        for i, (name, _table) in self.members.items():
-            if name == member:
-                return i
-        raise SchemaError(f"union {self.name} has no member {member!r}")
-
-
-@dataclass
-class Schema:
-    """A parsed FlatBuffers schema (the files read, with their includes).
-
-    Attributes:
-        tables: tables and structs by name; enums, unions: by name.
-        root_type: the declared `root_type`.
-        file_identifier: the declared 4-character `file_identifier` ("" when none).
-        files: the schema files read, in the order read.
-    """
-
-    tables: dict[str, TableDef] = field(default_factory=dict)
-    enums: dict[str, EnumDef] = field(default_factory=dict)
-    unions: dict[str, UnionDef] = field(default_factory=dict)
-    root_type: str = ""
-    file_identifier: str = ""
-    file_extension: str = ""
-    namespace: str = ""
-    attributes: list[str] = field(default_factory=list)
-    files: list[Path] = field(default_factory=list)
-
-    def table(self, name: str) -> TableDef:
-        """The table or struct called `name`. Raises SchemaError when there is none."""
-        try:
-            return self.tables[name]
-        except KeyError:
-            raise SchemaError(f"the schema declares no table {name!r}") from None
-
-
-# ---------------------------------------------------------------------------------------
-# Schema parser
-
-_TOKEN = re.compile(
-    r"""
-    (?P<space>\s+)
-  | (?P<comment>//[^\n]*|/\*.*?\*/)
-  | (?P<string>"(?:[^"\\\n]|\\.)*")
-  | (?P<number>[-+]?(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?))
-  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)
-  | (?P<punct>[{}()\[\]:;,=])
-    """,
-    re.VERBOSE | re.DOTALL,
-)
-
-
-@dataclass
-class _Token:
-    kind: str
-    text: str
-    line: int
-
-
-def _tokenize(text: str, source: str) -> list[_Token]:
-    tokens: list[_Token] = []
-    pos, line = 0, 1
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if m is None:
-            raise SchemaError(f"{source}:{line}: unexpected character {text[pos]!r}")
-        kind = m.lastgroup or ""
-        if kind not in ("space", "comment"):
-            tokens.append(_Token(kind, m.group(), line))
-        line += m.group().count("\n")
-        pos = m.end()
-    return tokens
-
-
-class _Parser:
-    """Recursive-descent parser over one file's tokens, adding declarations to a Schema."""
-
-    def __init__(self, tokens: list[_Token], source: str, schema: Schema) -> None:
-        self.tokens = tokens
-        self.i = 0
-        self.source = source
-        self.schema = schema
-        self.namespace = ""
-        self.includes: list[str] = []
-
-    # -- token helpers
-    def _peek(self) -> _Token | None:
-        return self.tokens[self.i] if self.i < len(self.tokens) else None
-
-    def _error(self, message: str) -> SchemaError:
-        tok = self._peek()
-        where = f"{self.source}:{tok.line}" if tok else f"{self.source}:end"
-        return SchemaError(f"{where}: {message}")
-
-    def _next(self) -> _Token:
-        tok = self._peek()
-        if tok is None:
-            raise self._error("unexpected end of file")
-        self.i += 1
-        return tok
-
-    def _expect(self, text: str) -> None:
-        tok = self._next()
-        if tok.text != text:
-            self.i -= 1
-            raise self._error(f"expected {text!r}, found {tok.text!r}")
-
-    def _accept(self, text: str) -> bool:
-        tok = self._peek()
-        if tok is not None and tok.text == text and tok.kind in ("punct", "ident"):
-            self.i += 1
-            return True
-        return False
-
-    def _ident(self) -> str:
-        tok = self._next()
-        if tok.kind != "ident":
-            self.i -= 1
-            raise self._error(f"expected a name, found {tok.text!r}")
-        return tok.text
-
-    def _string(self) -> str:
-        tok = self._next()
-        if tok.kind != "string":
-            self.i -= 1
-            raise self._error(f"expected a string, found {tok.text!r}")
-        return tok.text[1:-1]
-
-    def _scalar_literal(self) -> str:
-        tok = self._next()
-        if tok.kind not in ("number", "ident", "string"):
-            self.i -= 1
-            raise self._error(f"expected a value, found {tok.text!r}")
-        return tok.text
-
-    def _attributes(self) -> dict[str, str]:
-        attrs: dict[str, str] = {}
-        if not self._accept("("):
-            return attrs
-        while not self._accept(")"):
-            name = self._ident()
-            attrs[name] = self._scalar_literal() if self._accept(":") else ""
-            if not self._accept(","):
-                self._expect(")")
-                break
-        return attrs
-
-    # -- declarations
-    def parse(self) -> None:
-        while self._peek() is not None:
-            keyword = self._ident()
-            if keyword == "include":
-                self.includes.append(self._string())
-                self._expect(";")
-            elif keyword == "native_include":
-                self._string()
-                self._expect(";")
-            elif keyword == "namespace":
-                self.namespace = self._ident()
-                self.schema.namespace = self.namespace
-                self._expect(";")
-            elif keyword == "attribute":
-                tok = self._next()
-                self.schema.attributes.append(tok.text.strip('"'))
-                self._expect(";")
-            elif keyword == "file_identifier":
-                ident = self._string()
-                if len(ident.encode()) != 4:
-                    raise self._error(f"file_identifier must be 4 characters, got {ident!r}")
-                self.schema.file_identifier = ident
-                self._expect(";")
-            elif keyword == "file_extension":
-                self.schema.file_extension = self._string()
-                self._expect(";")
-            elif keyword == "root_type":
-                self.schema.root_type = self._ident().rsplit(".", 1)[-1]
-                self._expect(";")
-            elif keyword == "enum":
-                self._enum()
-            elif keyword == "union":
-                self._union()
-            elif keyword in ("table", "struct"):
-                self._table(is_struct=keyword == "struct")
-            else:
-                self.i -= 1
-                raise self._error(f"unsupported declaration {keyword!r}")
-
-    def _declare(self, name: str) -> None:
-        s = self.schema
-        if name in s.tables or name in s.enums or name in s.unions:
-            raise self._error(f"{name} is declared twice")
-
-    def _enum(self) -> None:
-        name = self._ident()
-        self._declare(name)
-        self._expect(":")
-        underlying = self._ident()
-        if underlying not in _SCALARS or underlying in ("float", "double", "float32", "float64"):
-            raise self._error(f"enum {name} needs an integer type, got {underlying!r}")
-        attrs = self._attributes()
-        enum = EnumDef(name, self.namespace, underlying)
-        self._expect("{")
-        value = 0
-        while not self._accept("}"):
-            member = self._ident()
-            if self._accept("="):
-                value = _int_literal(self._scalar_literal(), self)
-            enum.values[member] = (1 << value) if "bit_flags" in attrs else value
-            value += 1
-            if not self._accept(","):
-                self._expect("}")
-                break
-        self.schema.enums[name] = enum
-
-    def _union(self) -> None:
-        name = self._ident()
-        self._declare(name)
-        self._attributes()
-        union = UnionDef(name, self.namespace, {0: ("NONE", "")})
-        self._expect("{")
-        index = 1
-        while not self._accept("}"):
-            member = self._ident()
-            table = member
-            if self._accept(":"):
-                table = self._ident()
-            if self._accept("="):
-                index = _int_literal(self._scalar_literal(), self)
-            union.members[index] = (member.rsplit(".", 1)[-1], table.rsplit(".", 1)[-1])
-            index += 1
-            if not self._accept(","):
-                self._expect("}")
-                break
-        self.schema.unions[name] = union
-
-    def _type(self) -> TypeRef:
-        if self._accept("["):
-            element = self._type()
-            length = 0
-            if self._accept(":"):
-                length = _int_literal(self._scalar_literal(), self)
-            self._expect("]")
-            if length:
-                return TypeRef("array", "", element, length)
-            return TypeRef("vector", "", element)
-        name = self._ident()
-        if name in _SCALARS:
-            return TypeRef("scalar", name)
-        if name == "string":
-            return TypeRef("string")
-        # Declared type; resolved once every file is read.
-        return TypeRef("named", name.rsplit(".", 1)[-1])
-
-    def _table(self, is_struct: bool) -> None:
-        name = self._ident()
-        self._declare(name)
-        table = TableDef(name, self.namespace, is_struct=is_struct)
-        table.attributes = self._attributes()
-        self._expect("{")
-        while not self._accept("}"):
-            fname = self._ident()
-            self._expect(":")
-            ftype = self._type()
-            default = ""
-            if self._accept("="):
-                default = self._scalar_literal()
-            attrs = self._attributes()
-            self._expect(";")
-            table.fields.append(FieldDef(fname, ftype, 0, default, attrs))
-        self.schema.tables[name] = table
-
-
-def _int_literal(text: str, parser: _Parser | None = None) -> int:
+    path = Path(folder)
+    files = [path / "__init__.py", path / f"{READER_MODULE}.py"]
+    if not all(f.is_file() for f in files):
+        raise SchemaError(
+            f"no program reader in {path} (its __init__.py and {READER_MODULE}.py, "
+            "generated from the library's schema when the library is built); regenerate "
+            "the library"
+        )
+    digest = hashlib.sha256()
     try:
-        return int(text, 0)
-    except ValueError:
-        message = f"expected an integer, found {text!r}"
-        raise (parser._error(message) if parser else SchemaError(message)) from None
-
-
-def _resolve(schema: Schema, t: TypeRef, where: str) -> TypeRef:
-    if t.kind in ("vector", "array"):
-        assert t.element is not None
-        return TypeRef(t.kind, t.name, _resolve(schema, t.element, where), t.length)
-    if t.kind != "named":
-        return t
-    if t.name in schema.enums:
-        return TypeRef("enum", t.name)
-    if t.name in schema.unions:
-        return TypeRef("union", t.name)
-    if t.name in schema.tables:
-        return TypeRef("struct" if schema.tables[t.name].is_struct else "table", t.name)
-    raise SchemaError(f"{where}: unknown type {t.name!r}")
-
-
-def _assign_slots(table: TableDef) -> None:
-    """Number a table's vtable slots: declaration order, a union taking two, or `id:`."""
-    with_id = [f for f in table.fields if "id" in f.attributes]
-    if with_id and len(with_id) != len(table.fields):
-        raise SchemaError(f"table {table.name}: either every field has an id or none does")
-    if with_id:
-        used: dict[int, str] = {}
-        for f in table.fields:
-            f.slot = _int_literal(f.attributes["id"])
-            slots = [f.slot - 1, f.slot] if f.type.kind == "union" else [f.slot]
-            for s in slots:
-                if s < 0 or s in used:
-                    raise SchemaError(f"table {table.name}: field {f.name} id {f.slot} clashes")
-                used[s] = f.name
-        table.slot_count = max(used) + 1 if used else 0
-        return
-    slot = 0
-    for f in table.fields:
-        if f.type.kind == "union":
-            slot += 1  # the `<name>_type` slot comes first
-        f.slot = slot
-        slot += 1
-    table.slot_count = slot
-
-
-def _layout_struct(schema: Schema, struct_def: TableDef, seen: tuple[str, ...] = ()) -> None:
-    """Compute a struct's field offsets, size and alignment (C-like, FlatBuffers rules)."""
-    if struct_def.size or struct_def.name in seen:
-        if struct_def.name in seen:
-            raise SchemaError(f"struct {struct_def.name} contains itself")
-        return
-    offset, align = 0, 1
-    for f in struct_def.fields:
-        size, falign = _inline_size(schema, f.type, (*seen, struct_def.name))
-        offset = (offset + falign - 1) // falign * falign
-        f.slot = offset
-        offset += size
-        align = max(align, falign)
-    if "force_align" in struct_def.attributes:
-        align = max(align, _int_literal(struct_def.attributes["force_align"]))
-    struct_def.align = align
-    struct_def.size = max(1, (offset + align - 1) // align * align)
-
-
-def _inline_size(schema: Schema, t: TypeRef, seen: tuple[str, ...]) -> tuple[int, int]:
-    if t.kind == "scalar":
-        size = _SCALARS[t.name][1]
-        return size, size
-    if t.kind == "enum":
-        size = _SCALARS[schema.enums[t.name].underlying][1]
-        return size, size
-    if t.kind == "struct":
-        inner = schema.tables[t.name]
-        _layout_struct(schema, inner, seen)
-        return inner.size, inner.align
-    if t.kind == "array" and t.element is not None:
-        size, align = _inline_size(schema, t.element, seen)
-        return size * t.length, align
-    raise SchemaError(f"a struct cannot hold a {t.kind} ({'/'.join(seen)})")
-
-
-def parse_schema(text: str, *, source: str = "<schema>", schema: Schema | None = None) -> Schema:
-    """Parse one `.fbs` text into `schema` (a new Schema when None); includes are ignored.
-
-    Call `load_schema` to read files with their includes. The result is resolved (types
-    looked up, vtable slots and struct layouts computed) only when every type it names is
-    declared in `text` or already in `schema`.
-
-    Raises:
-        SchemaError: syntax this parser does not know, an unknown type, clashing ids.
-    """
-    schema = schema if schema is not None else Schema()
-    parser = _Parser(_tokenize(text, source), source, schema)
-    parser.parse()
-    _finish(schema)
-    return schema
-
-
-def _finish(schema: Schema) -> None:
-    for table in schema.tables.values():
-        for f in table.fields:
-            f.type = _resolve(schema, f.type, f"{table.name}.{f.name}")
-    for table in schema.tables.values():
-        if table.is_struct:
-            _layout_struct(schema, table)
-        else:
-            _assign_slots(table)
-    for union in schema.unions.values():
-        for _i, (member, tname) in union.members.items():
-            if tname and (tname not in schema.tables or schema.tables[tname].is_struct):
-                raise SchemaError(f"union {union.name}: member {member} is not a table")
-
-
-def load_schema(schema_dir: str | Path, root_file: str = "program.fbs") -> Schema:
-    """Read `schema_dir/root_file` (ExecuTorch's `program.fbs`) and the files it includes.
-
-    Args:
-        schema_dir: folder holding program.fbs and scalar_type.fbs (in a generated
-            library: `extras/schema/`; in ExecuTorch: `schema/`; in the executorch
-            wheel: `executorch/exir/_serialize/`).
-        root_file: the schema file to start from.
-
-    Returns:
-        The resolved Schema (ExecuTorch's: root_type "Program", file_identifier "ET12").
-
-    Raises:
-        SchemaError: a file is missing or unreadable, or uses unsupported syntax.
-    """
-    folder = Path(schema_dir)
-    schema = Schema()
-    pending = [root_file]
-    read: list[str] = []
-    while pending:
-        name = pending.pop(0)
-        if name in read:
-            continue
-        read.append(name)
-        path = folder / name
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise SchemaError(f"cannot read schema file {path}: {e}") from None
-        parser = _Parser(_tokenize(text, str(path)), str(path), schema)
-        parser.parse()
-        schema.files.append(path)
-        pending.extend(parser.includes)
-    _finish(schema)
-    if not schema.root_type:
-        raise SchemaError(f"{folder / root_file} declares no root_type")
-    return schema
-
-
-# ---------------------------------------------------------------------------------------
-# FlatBuffers binary reader
-
-
-class _Buffer:
-    """Bounds-checked little-endian reads; every failure is a PteError naming the offset."""
-
-    def __init__(self, data: bytes, schema: Schema) -> None:
-        self.data = data
-        self.schema = schema
-        # Work budget: an honest buffer holds at most one element per 4 bytes, and the
-        # program is read once. Offsets only point forward, so nothing loops, but a corrupt
-        # file whose vectors share their elements would make the reading time exponential.
-        self.budget = 4 * len(data) + 4096
-
-    def spend(self, n: int, pos: int) -> None:
-        self.budget -= n
-        if self.budget < 0:
-            raise PteError(
-                f"offset {pos}: more elements than a {len(self.data)}-byte buffer can hold "
-                "(offsets are shared or corrupt)"
-            )
-
-    def unpack(self, fmt: str, pos: int, what: str) -> Any:
-        size = struct.calcsize("<" + fmt)
-        if pos < 0 or pos + size > len(self.data):
-            raise PteError(
-                f"offset {pos}: {what} ({size} bytes) is outside the {len(self.data)}-byte buffer"
-            )
-        return struct.unpack_from("<" + fmt, self.data, pos)[0]
-
-    def u32(self, pos: int, what: str) -> int:
-        value: int = self.unpack("I", pos, what)
-        return value
-
-    def deref(self, pos: int, what: str) -> int:
-        """Follow the uoffset stored at `pos`; returns the absolute target position."""
-        target = pos + self.u32(pos, f"offset to {what}")
-        if target >= len(self.data):
-            raise PteError(
-                f"offset {pos}: {what} points to {target}, past the end of the "
-                f"{len(self.data)}-byte buffer"
-            )
-        return target
-
-
-class TableView:
-    """A table in the buffer, read lazily field by field against its schema definition.
-
-    `view[name]` (or `get(name)`) decodes a field: scalars and enums as int/float/bool
-    (the schema default when absent), strings as str (None when absent), vectors as
-    lists (a `[ubyte]` as bytes), tables as TableView, structs as dict, unions as
-    TableView of the member table (None for NONE), with `union_type(name)` giving the
-    member name.
-    """
-
-    def __init__(self, buf: _Buffer, pos: int, table: TableDef) -> None:
-        self._buf = buf
-        self.pos = pos
-        self.table = table
-        buf.spend(1, pos)
-        soffset: int = buf.unpack("i", pos, f"{table.name} vtable offset")
-        self._vtable = pos - soffset
-        vt_size: int = buf.unpack("H", self._vtable, f"{table.name} vtable size")
-        self._tsize: int = buf.unpack("H", self._vtable + 2, f"{table.name} table size")
-        if vt_size < 4 or vt_size % 2:
-            raise PteError(f"offset {self._vtable}: {table.name} vtable size {vt_size} is invalid")
-        if self._vtable + vt_size > len(buf.data):
-            raise PteError(f"offset {self._vtable}: {table.name} vtable runs past the buffer")
-        if self._tsize < 4 or pos + self._tsize > len(buf.data):
-            raise PteError(
-                f"offset {pos}: {table.name} table size {self._tsize} runs past the buffer"
-            )
-        self._slots = (vt_size - 4) // 2
-
-    def _field_pos(self, slot: int) -> int:
-        """Absolute position of the field in `slot`, or 0 when it is absent."""
-        if slot >= self._slots:
-            return 0
-        off: int = self._buf.unpack("H", self._vtable + 4 + 2 * slot, "vtable entry")
-        if off == 0:
-            return 0
-        if off < 4 or off >= self._tsize:
-            raise PteError(
-                f"offset {self._vtable + 4 + 2 * slot}: {self.table.name} field offset {off} "
-                f"is outside its {self._tsize}-byte table"
-            )
-        return self.pos + off
-
-    def offset_of(self, name: str) -> int:
-        """Absolute byte position of field `name`'s stored value, or 0 when absent."""
-        return self._field_pos(self.table.field(name).slot)
-
-    def has(self, name: str) -> bool:
-        """Whether field `name` is present in the buffer (not defaulted)."""
-        return self._field_pos(self.table.field(name).slot) != 0
-
-    def union_type(self, name: str) -> str:
-        """The member name stored in union field `name` ("NONE" when empty)."""
-        f = self.table.field(name)
-        union = self._buf.schema.unions[f.type.name]
-        pos = self._field_pos(f.slot - 1)
-        index = self._buf.unpack("B", pos, f"{name}_type") if pos else 0
-        if index not in union.members:
-            raise PteError(f"offset {pos}: {union.name} member type {index} is not in the schema")
-        return union.members[index][0]
-
-    def __getitem__(self, name: str) -> Any:
-        return self.get(name)
-
-    def get(self, name: str) -> Any:
-        """Decode field `name` (see the class docstring). Raises PteError, SchemaError."""
-        f = self.table.field(name)
-        t = f.type
-        if t.kind == "union":
-            member = self.union_type(name)
-            if member == "NONE":
-                return None
-            union = self._buf.schema.unions[t.name]
-            table_name = union.members[union.index_of(member)][1]
-            pos = self._field_pos(f.slot)
-            if not pos:
-                raise PteError(f"offset {self.pos}: union {name} has a type but no value")
-            target = self._buf.deref(pos, f"{name} ({member})")
-            return TableView(self._buf, target, self._buf.schema.tables[table_name])
-        pos = self._field_pos(f.slot)
-        if not pos:
-            return self._default(f)
-        return _read_value(self._buf, pos, t, f"{self.table.name}.{name}")
-
-    def _default(self, f: FieldDef) -> Any:
-        t = f.type
-        if t.kind == "scalar":
-            return _scalar_default(t.name, f.default)
-        if t.kind == "enum":
-            enum = self._buf.schema.enums[t.name]
-            if f.default in enum.values:
-                return enum.values[f.default]
-            return _int_literal(f.default) if f.default else 0
-        return None
-
-
-def _scalar_default(type_name: str, default: str) -> Any:
-    code = _SCALARS[type_name][0]
-    if code == "?":
-        return default == "true" or (default not in ("", "false") and float(default) != 0)
-    if code in "fd":
-        return float(default) if default else 0.0
-    return _int_literal(default) if default else 0
-
-
-def _read_value(buf: _Buffer, pos: int, t: TypeRef, what: str) -> Any:
-    """Decode the value of type `t` stored at `pos` (inline scalar/struct, else offset)."""
-    if t.kind == "scalar":
-        return buf.unpack(_SCALARS[t.name][0], pos, what)
-    if t.kind == "enum":
-        return buf.unpack(_SCALARS[buf.schema.enums[t.name].underlying][0], pos, what)
-    if t.kind == "struct":
-        return _read_struct(buf, pos, buf.schema.tables[t.name], what)
-    target = buf.deref(pos, what)
-    if t.kind == "string":
-        return _read_string(buf, target, what)
-    if t.kind == "table":
-        return TableView(buf, target, buf.schema.tables[t.name])
-    if t.kind == "vector" and t.element is not None:
-        return _read_vector(buf, target, t.element, what)
-    raise PteError(f"offset {pos}: cannot read {what} of kind {t.kind}")
-
-
-def _read_string(buf: _Buffer, pos: int, what: str) -> str:
-    length = buf.u32(pos, f"{what} length")
-    end = pos + 4 + length
-    if end >= len(buf.data):  # FlatBuffers strings are followed by a 0 byte
-        raise PteError(f"offset {pos}: {what} ({length} bytes) runs past the buffer")
+        for f in [*files, *sorted(path.glob("flatbuffers/*.py"))]:
+            digest.update(f"{f.relative_to(path).as_posix()}\0".encode() + f.read_bytes())
+    except OSError as e:
+        raise SchemaError(f"cannot read the program reader in {path}: {e}") from None
+    name = "_et_pte_reader_" + digest.hexdigest()[:16]
+    if name in _IMPORTED:
+        return ProgramReader(path, *_IMPORTED[name])
+    spec = importlib.util.spec_from_file_location(
+        name, files[0], submodule_search_locations=[str(path)]
+    )
+    if spec is None or spec.loader is None:
+        raise SchemaError(f"cannot import the program reader in {path}")
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[name] = package
     try:
-        return buf.data[pos + 4 : end].decode("utf-8")
-    except UnicodeDecodeError:
-        raise PteError(f"offset {pos}: {what} is not UTF-8") from None
-
-
-def _read_vector(buf: _Buffer, pos: int, element: TypeRef, what: str) -> Any:
-    length = buf.u32(pos, f"{what} length")
-    start = pos + 4
-    if element.kind == "struct":
-        stride = buf.schema.tables[element.name].size
-    elif element.kind in ("scalar", "enum"):
-        name = (
-            element.name if element.kind == "scalar" else buf.schema.enums[element.name].underlying
-        )
-        stride = _SCALARS[name][1]
-    else:
-        stride = 4
-    if start + length * stride > len(buf.data):
-        raise PteError(
-            f"offset {pos}: {what} has {length} elements of {stride} bytes, "
-            "more than the buffer holds"
-        )
-    if element.kind == "scalar" and element.name in ("ubyte", "uint8"):
-        return bytes(buf.data[start : start + length])
-    buf.spend(length, pos)
-    if element.kind in ("scalar", "enum"):
-        code = _SCALARS[name][0]
-        return list(struct.unpack_from(f"<{length}{code}", buf.data, start))
-    if element.kind == "union":
-        raise PteError(f"offset {pos}: {what} is a vector of unions, which this reader lacks")
-    return [_read_value(buf, start + i * stride, element, f"{what}[{i}]") for i in range(length)]
-
-
-def _read_struct(buf: _Buffer, pos: int, struct_def: TableDef, what: str) -> dict[str, Any]:
-    if pos + struct_def.size > len(buf.data):
-        raise PteError(f"offset {pos}: {what} ({struct_def.size} bytes) runs past the buffer")
-    out: dict[str, Any] = {}
-    for f in struct_def.fields:
-        if f.type.kind == "array" and f.type.element is not None:
-            size, _align = _inline_size(buf.schema, f.type.element, ())
-            out[f.name] = [
-                _read_value(buf, pos + f.slot + i * size, f.type.element, f"{what}.{f.name}")
-                for i in range(f.type.length)
-            ]
-        else:
-            out[f.name] = _read_value(buf, pos + f.slot, f.type, f"{what}.{f.name}")
-    return out
-
-
-def read_root(data: bytes, schema: Schema) -> TableView:
-    """The root table of a FlatBuffers buffer, checked against the schema's identifier.
-
-    Raises:
-        PteError: the buffer is too short, its identifier differs from the schema's
-            `file_identifier`, or the root offset is out of range.
-    """
-    if len(data) < 8:
-        raise PteError(f"offset 0: {len(data)} bytes is too short for a FlatBuffers buffer")
-    ident = bytes(data[4:8])
-    if schema.file_identifier and ident != schema.file_identifier.encode():
-        shown = ident.decode("latin-1")
-        if ident[:2] == b"ET":
-            raise PteError(
-                f"offset 4: file identifier {shown!r}, the schema expects "
-                f"{schema.file_identifier!r}: the .pte was written for another schema "
-                "version (the runtime refuses it with InvalidProgram); re-export it with "
-                "the ExecuTorch that built the library"
-            )
-        raise PteError(
-            f"offset 4: file identifier {shown!r} is not {schema.file_identifier!r}: "
-            "not an ExecuTorch program"
-        )
-    buf = _Buffer(bytes(data), schema)
-    root = buf.deref(0, "root table")
-    return TableView(buf, root, schema.table(schema.root_type))
+        spec.loader.exec_module(package)
+        schema = importlib.import_module(f"{name}.{READER_MODULE}")
+        identifier = str(package.FILE_IDENTIFIER)
+        schema.Program.GetRootAs  # noqa: B018 - the root table ExecuTorch's schema declares
+    except Exception as e:  # a damaged or foreign package: SyntaxError, ImportError...
+        for module in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+            del sys.modules[module]
+        raise SchemaError(
+            f"the program reader in {path} does not import ({type(e).__name__}: {e}); "
+            "regenerate the library"
+        ) from None
+    _IMPORTED[name] = (schema, identifier)
+    return ProgramReader(path, schema, identifier)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1045,12 +319,94 @@ def _extended_header(data: bytes) -> ExtendedHeader | None:
     return ExtendedHeader(program_size, segment_base, segment_size)
 
 
-def _int_tuple(value: Any) -> tuple[int, ...]:
-    return tuple(value) if value is not None else ()
+def _check_identifier(data: bytes, reader: ProgramReader) -> None:
+    if len(data) < 8:
+        raise PteError(f"offset 0: {len(data)} bytes is too short for a FlatBuffers buffer")
+    if reader.schema.Program.ProgramBufferHasIdentifier(data, 0):
+        return
+    ident = data[4:8]
+    shown = ident.decode("latin-1")
+    if ident[:2] == b"ET":
+        raise PteError(
+            f"offset 4: file identifier {shown!r}, the schema expects "
+            f"{reader.file_identifier!r}: the .pte was written for another schema "
+            "version (the runtime refuses it with InvalidProgram); re-export it with "
+            "the ExecuTorch that built the library"
+        )
+    raise PteError(
+        f"offset 4: file identifier {shown!r} is not {reader.file_identifier!r}: "
+        "not an ExecuTorch program"
+    )
 
 
-def read_program(pte_bytes: bytes, schema: Schema) -> Program:
-    """Decode an ExecuTorch `.pte` against `schema` (from `load_schema`).
+#: What FlatBuffers' Python runtime raises on an offset past the end of the buffer.
+_CORRUPT = (struct.error, IndexError, ValueError, OverflowError)
+
+
+class _Guard:
+    """The checks FlatBuffers' Python runtime leaves out, on what `read_program` reads.
+
+    The runtime reads wherever offsets point: past the end it fails (struct.error, turned
+    into a PteError at the last position checked), but a vtable before byte 0 reads from the
+    end (struct reads negative offsets from the end), and vectors whose elements all point at
+    one table make a walk exponential. So each table is checked before its fields are read
+    (the verifier's table check), and the elements visited are capped: an honest buffer
+    holds at most one per 4 bytes, and the program is read once.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.budget = 4 * len(data) + 4096
+        self.pos = 0
+        self.what = "the root table"
+
+    def spend(self, n: int) -> None:
+        self.budget -= n
+        if self.budget < 0:
+            raise PteError(
+                f"offset {self.pos}: more elements than a {len(self.data)}-byte buffer can "
+                "hold (offsets are shared or corrupt)"
+            )
+
+    def table(self, table: Any, what: str) -> Any:
+        """`table` (a generated table object), once its header is inside the buffer."""
+        size = len(self.data)
+        pos: int = table._tab.Pos
+        self.pos, self.what = pos, what
+        self.spend(1)
+        if pos < 0 or pos + 4 > size:
+            raise PteError(f"offset {pos}: {what} lies outside the {size}-byte buffer")
+        vtable = pos - struct.unpack_from("<i", self.data, pos)[0]
+        if vtable < 0 or vtable + 4 > size:
+            raise PteError(f"offset {pos}: {what} has its vtable at {vtable}, outside the buffer")
+        vt_size, t_size = struct.unpack_from("<HH", self.data, vtable)
+        if vt_size < 4 or vt_size % 2 or vtable + vt_size > size:
+            raise PteError(f"offset {vtable}: {what} vtable size {vt_size} is invalid")
+        if t_size < 4 or pos + t_size > size:
+            raise PteError(f"offset {pos}: {what} table size {t_size} runs past the buffer")
+        return table
+
+    def count(self, n: int, what: str) -> range:
+        """range(n) for a vector of `n` elements (each at least 1 byte), within the budget."""
+        if n > len(self.data):
+            raise PteError(
+                f"offset {self.pos}: {what} has {n} elements, more than the "
+                f"{len(self.data)}-byte buffer holds"
+            )
+        self.spend(n)
+        return range(n)
+
+    def at(self, table: Any, what: str) -> None:
+        """Name `table` (already checked) as the position of what is read next."""
+        self.pos, self.what = table._tab.Pos, what
+
+    def text(self, value: bytes | None) -> str:
+        """A string field's bytes as text ("" when absent)."""
+        return value.decode("utf-8") if value is not None else ""
+
+
+def read_program(pte_bytes: bytes, reader: ProgramReader) -> Program:
+    """Read an ExecuTorch `.pte` through `reader` (from `load_reader`).
 
     Args:
         pte_bytes: the whole file. A flatbuffer whose root offset is at byte 0; the
@@ -1063,58 +419,111 @@ def read_program(pte_bytes: bytes, schema: Schema) -> Program:
     Raises:
         PteError: bad identifier, truncated buffer, offsets out of range, an operator
             index outside the operator table, or more structure than the bytes can hold.
+        SchemaError: the reader lacks a table or field this module reads (a schema
+            ExecuTorch changed in a way this tool does not know).
     """
     data = bytes(pte_bytes)
     header = _extended_header(data)
-    root = read_root(data, schema)
-    if root.table.name != "Program":
-        raise SchemaError(f"the schema's root_type is {root.table.name}, not Program")
-    methods: list[Method] = []
-    for plan in root["execution_plan"] or []:
-        methods.append(_read_method(plan))
+    _check_identifier(data, reader)
+    root = struct.unpack_from("<I", data, 0)[0]
+    if root >= len(data):
+        raise PteError(
+            f"offset 0: root table points to {root}, past the end of the {len(data)}-byte buffer"
+        )
+    guard = _Guard(data)
+    try:
+        program = guard.table(reader.schema.Program.GetRootAs(data, 0), "Program")
+        plans = guard.count(program.ExecutionPlanLength(), "Program.execution_plan")
+        methods = [_read_method(guard, reader.schema, program.ExecutionPlan(i), i) for i in plans]
+        guard.at(program, "Program")
+        version = int(program.Version())
+        segments = program.SegmentsLength()
+    except UnicodeDecodeError:
+        raise PteError(
+            f"offset {guard.pos}: {guard.what} holds a string that is not UTF-8"
+        ) from None
+    except _CORRUPT as e:
+        raise PteError(
+            f"offset {guard.pos}: {guard.what} points past the end of the {len(data)}-byte "
+            f"buffer ({e})"
+        ) from None
+    except AttributeError as e:
+        raise SchemaError(
+            f"the program reader in {reader.folder} lacks {getattr(e, 'name', None) or e}: "
+            "ExecuTorch's "
+            "schema changed in a way et_pte.py does not know (a bug in this tool)"
+        ) from None
     return Program(
         file_identifier=data[4:8].decode("latin-1"),
-        version=int(root["version"]),
+        version=version,
         extended_header=header,
         methods=tuple(methods),
-        segment_count=len(root["segments"] or []),
+        segment_count=segments,
     )
 
 
-def _read_method(plan: TableView) -> Method:
-    name = plan["name"] or ""
-    operators = tuple(
-        Operator(op["name"] or "", op["overload"] or "") for op in plan["operators"] or []
+def _ints(guard: _Guard, n: int, get: Any, what: str) -> tuple[int, ...]:
+    return tuple(int(get(j)) for j in guard.count(n, what))
+
+
+def _read_method(guard: _Guard, schema: Any, plan: Any, index: int) -> Method:
+    guard.table(plan, f"execution plan {index}")
+    name = guard.text(plan.Name())
+    where = f"method {name!r}"
+    ops: list[Operator] = []
+    for j in guard.count(plan.OperatorsLength(), f"{where} operators"):
+        op = guard.table(plan.Operators(j), f"{where} operator {j}")
+        ops.append(Operator(guard.text(op.Name()), guard.text(op.Overload())))
+    operators = tuple(ops)
+    guard.at(plan, where)
+    delegates = tuple(
+        guard.text(guard.table(plan.Delegates(j), f"{where} delegate {j}").Id())
+        for j in guard.count(plan.DelegatesLength(), f"{where} delegates")
     )
-    delegates = tuple(d["id"] or "" for d in plan["delegates"] or [])
+    guard.at(plan, where)
+    values = plan.ValuesLength()
+    inputs = _ints(guard, plan.InputsLength(), plan.Inputs, f"{where} inputs")
+    outputs = _ints(guard, plan.OutputsLength(), plan.Outputs, f"{where} outputs")
+    members = schema.InstructionArguments
     kernel_calls: list[KernelCall] = []
     delegate_calls: list[DelegateCall] = []
     count = 0
-    for c, chain in enumerate(plan["chains"] or []):
-        for i, instruction in enumerate(chain["instructions"] or []):
+    for c in guard.count(plan.ChainsLength(), f"{where} chains"):
+        chain = guard.table(plan.Chains(c), f"{where} chain {c}")
+        for i in guard.count(chain.InstructionsLength(), f"{where} chain {c} instructions"):
+            at = f"{where} chain {c} instruction {i}"
+            instruction = guard.table(chain.Instructions(i), at)
             count += 1
-            kind = instruction.union_type("instr_args")
-            args = instruction["instr_args"]
-            if kind == "KernelCall":
-                index = int(args["op_index"])
+            kind = instruction.InstrArgsType()
+            if kind not in (members.KernelCall, members.DelegateCall):
+                continue
+            value = instruction.InstrArgs()
+            if value is None:
+                raise PteError(f"offset {guard.pos}: {at} has a type but no value")
+            if kind == members.KernelCall:
+                call = schema.KernelCall()
+                call.Init(value.Bytes, value.Pos)
+                guard.table(call, f"{at} (KernelCall)")
+                index = int(call.OpIndex())
                 if not 0 <= index < len(operators):
                     raise PteError(
-                        f"offset {args.pos}: method {name!r} chain {c} instruction {i} calls "
-                        f"operator {index}, the operator table has {len(operators)}"
+                        f"offset {guard.pos}: {at} calls operator {index}, the operator "
+                        f"table has {len(operators)}"
                     )
-                call = KernelCall(c, i, index, operators[index].full_name, _int_tuple(args["args"]))
-                kernel_calls.append(call)
-            elif kind == "DelegateCall":
-                index = int(args["delegate_index"])
+                args = _ints(guard, call.ArgsLength(), call.Args, f"{at} args")
+                kernel_calls.append(KernelCall(c, i, index, operators[index].full_name, args))
+            else:
+                delegate = schema.DelegateCall()
+                delegate.Init(value.Bytes, value.Pos)
+                guard.table(delegate, f"{at} (DelegateCall)")
+                index = int(delegate.DelegateIndex())
                 if not 0 <= index < len(delegates):
                     raise PteError(
-                        f"offset {args.pos}: method {name!r} chain {c} instruction {i} calls "
-                        f"delegate {index}, the method has {len(delegates)}"
+                        f"offset {guard.pos}: {at} calls delegate {index}, the method has "
+                        f"{len(delegates)}"
                     )
-                delegate_calls.append(
-                    DelegateCall(c, i, index, delegates[index], _int_tuple(args["args"]))
-                )
-    values = plan["values"]
+                args = _ints(guard, delegate.ArgsLength(), delegate.Args, f"{at} args")
+                delegate_calls.append(DelegateCall(c, i, index, delegates[index], args))
     return Method(
         name=name,
         operators=operators,
@@ -1122,9 +531,9 @@ def _read_method(plan: TableView) -> Method:
         delegate_calls=tuple(delegate_calls),
         instruction_count=count,
         delegates=delegates,
-        value_count=len(values) if values is not None else 0,
-        inputs=_int_tuple(plan["inputs"]),
-        outputs=_int_tuple(plan["outputs"]),
+        value_count=values,
+        inputs=inputs,
+        outputs=outputs,
     )
 
 
@@ -1805,7 +1214,8 @@ def _backend_id(expression: str, sources: list[Path]) -> str | None:
 # A generated library's examples
 
 #: Where things are in a generated library; must match generator/layout.py (a test checks).
-LIBRARY_SCHEMA_DIR = "extras/schema"
+#: The program reader, generated from the library's extras/schema/ (generator/pte_reader.py).
+LIBRARY_READER_DIR = "extras/tools/pte_schema"
 LIBRARY_CODEGEN_DIR = "src/executorch/codegen"
 #: ExecuTorch's prim ops registration (registered at start-up, not by the codegen).
 LIBRARY_PRIM_OPS = "src/executorch/kernels/prim_ops/register_prim_ops.cpp"
@@ -1869,18 +1279,18 @@ def check_program_bytes(
     name: str,
     source: str,
     data: bytes,
-    schema: Schema,
+    reader: ProgramReader,
     kernels: dict[str, int],
     backends: tuple[str, ...] = (),
 ) -> ModelResult:
-    """Decode `data` (a `.pte`) and check it against `kernels` and `backends` (the delegate
-    backends the library registers); never raises PteError.
+    """Read `data` (a `.pte`) through `reader` and check it against `kernels` and `backends`
+    (the delegate backends the library registers); never raises PteError.
 
     Returns:
         ModelResult; an unreadable program gives `error` set and `passed` False.
     """
     try:
-        program = read_program(data, schema)
+        program = read_program(data, reader)
     except PteError as e:
         return ModelResult(name, source, error=f"not a readable .pte: {e}")
     calls = [c for m in program.methods for c in m.kernel_calls]
@@ -1904,11 +1314,11 @@ def check_library(
 ) -> list[ModelResult]:
     """Check a generated library's example models (or given `.pte` files) against it.
 
-    Decodes each `examples/<Name>/model.h` (or each of `ptes`) against
-    `extras/schema/program.fbs` and compares its kernel calls with the registration in
-    `src/executorch/codegen/` and the prim ops of `LIBRARY_PRIM_OPS` (see `library_kernels`),
-    and the backend of each of its delegates with those the library registers (see
-    `registered_backends`).
+    Reads each `examples/<Name>/model.h` (or each of `ptes`) through the library's program
+    reader (`LIBRARY_READER_DIR`, generated from its `extras/schema/`), and compares its
+    kernel calls with the registration in `src/executorch/codegen/` and the prim ops of
+    `LIBRARY_PRIM_OPS` (see `library_kernels`), and the backend of each of its delegates
+    with those the library registers (see `registered_backends`).
 
     Args:
         library_dir: the library root (holds library.properties).
@@ -1920,13 +1330,13 @@ def check_library(
         One ModelResult per example or `.pte`, in the order asked (examples sorted).
 
     Raises:
-        SchemaError: the library's schema is missing or unreadable.
+        SchemaError: the library's program reader is missing or does not import.
         RegistrationError: its kernel registration, prim ops or backend registrations
             are missing or unreadable.
         EtPteError: an example asked for does not exist, or the library has none.
     """
     root = Path(library_dir)
-    schema = load_schema(root / LIBRARY_SCHEMA_DIR)
+    reader = load_reader(root / LIBRARY_READER_DIR)
     kernels = library_kernels(root)
     backends = registered_backends(root)
     results: list[ModelResult] = []
@@ -1939,7 +1349,7 @@ def check_library(
                 results.append(ModelResult(path.name, str(path), error=f"cannot read: {e}"))
                 continue
             results.append(
-                check_program_bytes(path.name, str(path), data, schema, kernels, backends)
+                check_program_bytes(path.name, str(path), data, reader, kernels, backends)
             )
         return results
     known = example_names(root)
@@ -1964,5 +1374,5 @@ def check_library(
         except PteError as e:
             results.append(ModelResult(name, rel, error=f"{rel}: {e}"))
             continue
-        results.append(check_program_bytes(name, rel, data, schema, kernels, backends))
+        results.append(check_program_bytes(name, rel, data, reader, kernels, backends))
     return results

@@ -5,10 +5,11 @@
 
 The header declares `alignas(16) const uint8_t model_pte[]` (plain read-only data, kept in
 flash by every Arduino core) and `model_pte_size`. When this script sits in a generated
-library, the .pte is first decoded against the library's schema (extras/schema/), so a file
-that is not an ExecuTorch program is refused instead of silently embedded.
+library, the .pte is first read through the library's program reader (pte_schema/ beside
+this script, generated from extras/schema/), so a file that is not an ExecuTorch program is
+refused instead of silently embedded.
 
-Python standard library only; runs from any working directory.
+Python standard library only (and the reader beside it); runs from any working directory.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import et_pte  # from this script's own folder (sys.path above)
 
-#: The schema shipped beside this script in a generated library (extras/schema/).
-DEFAULT_SCHEMA = Path(__file__).resolve().parent.parent / "schema"
+#: The program reader beside this script in a generated library (extras/tools/pte_schema/).
+DEFAULT_READER = Path(__file__).resolve().parent / "pte_schema"
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -60,11 +61,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--name", default="model_pte", help="C array name (model_pte)")
     parser.add_argument(
-        "--schema",
+        "--reader",
         type=Path,
         default=None,
-        help="folder with program.fbs to validate against (default: ../schema beside "
-        "this script, when present)",
+        help="a library's program reader to validate with, e.g. LIBRARY/extras/tools/"
+        "pte_schema (default: pte_schema beside this script, when present)",
     )
     parser.add_argument("--no-validate", action="store_true", help="embed without decoding")
     args = parser.parse_args(argv)
@@ -77,10 +78,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: cannot read {args.pte}: {e}", file=sys.stderr)
         return 1
     summary = ""
-    schema_dir = args.schema or (DEFAULT_SCHEMA if DEFAULT_SCHEMA.is_dir() else None)
-    if schema_dir is not None and not args.no_validate:
+    reader = args.reader or (DEFAULT_READER if DEFAULT_READER.is_dir() else None)
+    if reader is not None and not args.no_validate:
         try:
-            program = et_pte.read_program(data, et_pte.load_schema(schema_dir))
+            program = et_pte.read_program(data, et_pte.load_reader(reader))
         except et_pte.EtPteError as e:
             print(f"error: {args.pte} is not a readable ExecuTorch program: {e}", file=sys.stderr)
             return 1
