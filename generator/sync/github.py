@@ -2,28 +2,40 @@
 update it, label it, find a sync pull request a maintainer closed, close the pull requests a
 new sync supersedes; with bounded retries on rate limits and server errors.
 
-Retries are ours (PyGithub's are switched off) so they are bounded, honour GitHub's headers and
-can be tested without sleeping:
-- 429, or 403 that GitHub marks as a rate limit (a `Retry-After` header, `x-ratelimit-remaining:
-  0`, or a "rate limit" message): wait `Retry-After` seconds, else until `x-ratelimit-reset`
-  (epoch seconds), else back off exponentially; give up when the wait exceeds `max_wait`.
-  Source: GitHub REST docs, "Rate limits for the REST API" (primary and secondary limits).
-- 5xx and connection failures: back off exponentially (1, 2, 4 ... s), `attempts` in all.
-A POST that failed with 5xx is retried only after checking that it did not take effect.
+Retries are PyGithub's `GithubRetry` (a urllib3 `Retry`), bounded to `attempts` tries:
+- a rate limit (GitHub REST docs, "Rate limits for the REST API": a 403 or 429 with
+  `Retry-After`, or whose message says a primary or secondary limit was exceeded): wait
+  `Retry-After` seconds, else until `x-ratelimit-reset`, else a minute; give up at once when
+  that is longer than `max_wait`;
+- 5xx and connection failures: back off exponentially (1, 2, 4 ... s).
+`_Retry` adds only what GithubRetry does not do: a 429 without `Retry-After` is waited out as
+GithubRetry waits out a 403 (it retries 429 only with the header), a `Retry-After` longer than
+`max_wait` gives up instead of sleeping it, the first backoff is 1 s (urllib3 retries the first
+failure at once), sleeping goes through an injectable `sleep` (tests record it), and a POST is
+never retried by it after a 5xx or a lost answer: the POST may have taken effect, so `_call`
+first looks whether it did (the pull request or comment exists) and only then tries again.
 """
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
+from types import TracebackType
 from typing import Any, TypeVar
 
 import requests
-from github import Auth, Github, GithubException
+from github import Auth, Github, GithubException, GithubRetry
+from github.GithubException import RateLimitExceededExceedsMaxWait
 from github.PullRequest import PullRequest
 from github.Repository import Repository
+from github.Requester import Requester
+from urllib3.connectionpool import ConnectionPool
+from urllib3.exceptions import MaxRetryError
+from urllib3.response import BaseHTTPResponse, HTTPResponse
+from urllib3.util.retry import Retry
 
 from generator.errors import FatalError
 
@@ -31,6 +43,11 @@ DEFAULT_API_URL = "https://api.github.com"
 SYNC_LABEL = "sync"
 
 T = TypeVar("T")
+
+#: urllib3's idempotent methods, PATCH (sync's edits set fields: sending one twice is harmless)
+#: and POST, which `_Retry` retries only when it cannot have run: after a rate limit or a
+#: connection that was never made.
+_RETRIED_METHODS: Collection[str] = Retry.DEFAULT_ALLOWED_METHODS | {"PATCH", "POST"}
 
 
 @dataclass(frozen=True)
@@ -89,6 +106,85 @@ class ClosedPull:
     closed_by: str | None
 
 
+class _Retry(GithubRetry):
+    """GithubRetry with sync's additions (see the module docstring).
+
+    Args:
+        sleeper: how to wait (seconds).
+        kwargs: GithubRetry's and urllib3 Retry's (`total`, `backoff_factor`,
+            `max_rate_limit_wait` ...).
+    """
+
+    def __init__(self, *, sleeper: Callable[[float], None] = time.sleep, **kwargs: Any) -> None:
+        self.sleeper = sleeper
+        super().__init__(**kwargs)
+
+    def new(self, **kw: Any) -> _Retry:
+        kw["sleeper"] = self.sleeper
+        retry: _Retry = super().new(**kw)
+        return retry
+
+    def get_backoff_time(self) -> float:
+        tries = len(self.history)
+        return min(self.backoff_max, self.backoff_factor * 2.0 ** (tries - 1)) if tries else 0.0
+
+    def sleep(self, response: BaseHTTPResponse | None = None) -> None:
+        after = self.get_retry_after(response) if response is not None else None
+        wait = after if after else self.get_backoff_time()
+        if wait > 0:
+            self.sleeper(float(wait))
+
+    def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
+        if method.upper() == "POST" and status_code >= 500:
+            return False  # it may have taken effect: GitHubRepo._call looks before it retries
+        return super().is_retry(method, status_code, has_retry_after)
+
+    def increment(  # type: ignore[override]
+        self,
+        method: str | None = None,
+        url: str | None = None,
+        response: HTTPResponse | None = None,
+        error: Exception | None = None,
+        _pool: ConnectionPool | None = None,
+        _stacktrace: TracebackType | None = None,
+    ) -> Retry:
+        if error is not None and (method or "").upper() == "POST" and self._is_read_error(error):
+            raise error.with_traceback(_stacktrace)  # sent, maybe taken effect: as for a 5xx
+        if response is None:
+            return super().increment(method, url, response, error, _pool, _stacktrace)
+        if response.status == 403 and self.total == 0:
+            # out of tries: raise it with its message (GithubRetry reads the body to look for a
+            # rate limit, then hands the answer on without it)
+            body = self.get_content(response, url or "")
+            try:
+                data = json.loads(body)
+            except ValueError:
+                data = {"message": body.decode("utf-8", "replace")}
+            raise Requester.createException(403, dict(response.headers), data)
+        after = self.get_retry_after(response)
+        limit = self.max_rate_limit_wait
+        if after is not None and limit is not None and after > limit:
+            raise RateLimitExceededExceedsMaxWait(
+                response.status, None, dict(response.headers), wait=after
+            )
+        if response.status != 429 or after is not None:
+            return super().increment(method, url, response, error, _pool, _stacktrace)
+        # a 429 without Retry-After: wait as GithubRetry waits out a 403 rate limit
+        retry = super().increment(method, url, response, error, _pool, _stacktrace)
+        reset = str(response.headers.get("X-RateLimit-Reset", ""))
+        if response.headers.get("X-RateLimit-Remaining") == "0" and reset.isdigit():
+            wait = int(reset) - time.time() + 1.0
+        else:
+            wait = self.secondary_rate_wait
+        if limit is not None and wait > limit:
+            raise RateLimitExceededExceedsMaxWait(
+                response.status, None, dict(response.headers), wait=wait
+            )
+        wait = max(wait, retry.get_backoff_time())
+        retry.get_backoff_time = lambda: wait  # type: ignore[method-assign]
+        return retry
+
+
 class GitHubRepo:
     """One library repository on GitHub (or GitHub Enterprise at `api_url`).
 
@@ -123,8 +219,17 @@ class GitHubRepo:
         spacing: dict[str, Any] = {}
         if not throttle:
             spacing = {"seconds_between_requests": None, "seconds_between_writes": None}
+        retry = _Retry(
+            sleeper=sleep,
+            total=self._attempts - 1,
+            backoff_factor=1.0,
+            max_rate_limit_wait=max_wait,
+            status_forcelist=[*range(500, 600), 429],
+            allowed_methods=_RETRIED_METHODS,
+            raise_on_status=False,  # the last answer reaches PyGithub, which raises it
+        )
         self._github = Github(
-            base_url=self.api_url, auth=Auth.Token(token), retry=None, timeout=30, **spacing
+            base_url=self.api_url, auth=Auth.Token(token), retry=retry, timeout=30, **spacing
         )
         self._repo: Repository | None = None
         #: pull requests met in listings, by number (closing one needs no second GET)
@@ -170,64 +275,42 @@ class GitHubRepo:
             hint = "see GitHub's message"
         return FatalError(f"could not {what}: GitHub answered {status}: {said}\n{hint}")
 
-    def _wait_for(self, error: GithubException, attempt: int) -> float | None:
-        """Seconds to wait before retrying after `error`, or None if it is not retryable."""
-        status = error.status
-        if status == 429 or (status == 403 and _is_rate_limit(error)):
-            headers = {k.lower(): v for k, v in (error.headers or {}).items()}
-            if "retry-after" in headers:
-                try:
-                    return max(0.0, float(str(headers["retry-after"])))
-                except ValueError:
-                    pass
-            if headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
-                try:
-                    reset = float(str(headers["x-ratelimit-reset"]))
-                    return max(0.0, reset - time.time()) + 1.0
-                except ValueError:
-                    pass
-            # secondary limit without headers: GitHub asks for at least a minute
-            return 60.0 * 2.0**attempt
-        if status >= 500:
-            return 2.0**attempt
-        return None
-
     def _call(
         self,
         what: str,
         fn: Callable[[], T],
         *,
-        before_retry: Callable[[], T | None] | None = None,
+        landed: Callable[[], T | None] | None = None,
     ) -> T:
-        """Run `fn`, retrying rate limits, 5xx and connection errors (bounded).
+        """Run `fn` (a PyGithub call, retried by `_Retry`) and explain its failure.
 
         Args:
             what: what the call does, for messages ("open the pull request").
-            before_retry: for non-idempotent calls, run before each retry; a non-None result
-                means the earlier try took effect and is returned instead of retrying.
+            landed: for a POST: whether an earlier try took effect (a non-None result, returned
+                instead of trying again); then a 5xx or a lost answer is tried again, `attempts`
+                in all, each time after a backoff and a look.
         Raises:
             FatalError: the final failure, explained.
         """
-        attempt = 0
+        attempt = 1
         while True:
             try:
                 return fn()
+            except RateLimitExceededExceedsMaxWait as e:
+                raise FatalError(
+                    f"could not {what}: GitHub's rate limit asks to wait {e.wait or 0:.0f} s, "
+                    f"more than the {self._max_wait:.0f} s sync waits; run sync again later"
+                ) from None
             except GithubException as e:
-                wait = self._wait_for(e, attempt)
-                if wait is None or attempt + 1 >= self._attempts:
+                if landed is None or e.status < 500 or attempt >= self._attempts:
                     raise self._explain(e, what) from None
-                if wait > self._max_wait:
-                    raise FatalError(
-                        f"could not {what}: GitHub's rate limit asks to wait {wait:.0f} s, more "
-                        f"than the {self._max_wait:.0f} s sync waits; run sync again later"
-                    ) from None
             except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as e:
-                if attempt + 1 >= self._attempts:
+                retried = bool(e.args) and isinstance(e.args[0], MaxRetryError)
+                if landed is None or retried or attempt >= self._attempts:
                     raise FatalError(
                         f"could not {what}: cannot reach {self.api_url} "
                         f"({type(e).__name__}); check the network and --api-url"
                     ) from None
-                wait = 2.0**attempt
             except FatalError:
                 raise
             except requests.exceptions.RequestException as e:
@@ -242,12 +325,11 @@ class GitHubRepo:
                     f"({type(e).__name__}: {self._redact(str(e))}); check that --api-url is "
                     "GitHub's REST API root (GitHub Enterprise: https://HOST/api/v3)"
                 ) from None
-            self._sleep(wait)
+            self._sleep(2.0 ** (attempt - 1))
             attempt += 1
-            if before_retry is not None:
-                done = before_retry()
-                if done is not None:
-                    return done
+            done = landed()
+            if done is not None:
+                return done
 
     # -- the operations sync uses --------------------------------------------------------
 
@@ -333,14 +415,16 @@ class GitHubRepo:
             pull = self._call(
                 "open the pull request",
                 lambda: repo.create_pull(base=base, head=branch, title=title, body=body),
-                before_retry=lambda: self.find_open_pull(branch, base),
+                landed=lambda: self.find_open_pull(branch, base),
             )
             created = True
         warning = None
         if label not in {lb.name for lb in pull.labels}:
             try:
                 self._call(
-                    f"label pull request #{pull.number}", lambda: self._add_label(pull, label)
+                    f"label pull request #{pull.number}",
+                    lambda: self._add_label(pull, label),
+                    landed=lambda: None,  # adding a label it already has changes nothing
                 )
             except FatalError as e:
                 warning = str(e)
@@ -444,7 +528,7 @@ class GitHubRepo:
         self._call(
             f"comment on pull request #{number}",
             lambda: bool(pull.create_issue_comment(text)),
-            before_retry=posted,
+            landed=posted,
         )
 
     def _add_label(self, pull: PullRequest, label: str) -> None:
