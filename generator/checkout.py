@@ -38,6 +38,33 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("executorch-arduino"))
 
 
+def check_cache_dir(cache: Path) -> Path:
+    """The cache folder, absolute; nothing is created (see `create_cache_dir`).
+
+    Raises:
+        FatalError: when it exists and is not a folder.
+    """
+    cache = cache.expanduser().resolve()
+    if cache.exists() and not cache.is_dir():
+        raise FatalError(f"--cache-dir {cache} is a file; name a folder for the cache")
+    return cache
+
+
+def create_cache_dir(cache: Path) -> Path:
+    """Create the (checked) cache folder `cache`; returns it.
+
+    Raises:
+        FatalError: when it cannot be created.
+    """
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise FatalError(
+            f"cannot use --cache-dir {cache}: {e.strerror or e}; choose a folder you can write"
+        ) from None
+    return cache
+
+
 @dataclass(frozen=True)
 class Checkout:
     """A work tree at one commit.

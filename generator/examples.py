@@ -14,7 +14,7 @@ from pathlib import Path
 from generator import PROJECT_ROOT
 from generator.errors import FatalError
 from generator.layout import EXAMPLES
-from generator.models import write_model_header
+from generator.models import TOOLS_DIR, write_model_header
 
 TEMPLATE_EXAMPLES = PROJECT_ROOT / "library_template" / "examples"
 REF_EXAMPLES = "examples/arduino/examples"
@@ -138,3 +138,19 @@ def write_examples(root: Path, library: Path, plans: Sequence[ExamplePlan]) -> N
         for pattern in EXAMPLE_DATA.get(plan.name, ()):
             for data in sorted((root / REF_EXAMPLES / plan.name).glob(pattern)):
                 shutil.copyfile(data, dest / data.name)
+
+
+def copy_tools(library: Path) -> tuple[str, ...]:
+    """Copy the generator's tools (`extras/tools/*.py`: pte_to_header, check_models, and the
+    module they share) into the library's `extras/tools/`.
+
+    Returns:
+        the names copied, sorted.
+    """
+    tools = library / "extras" / "tools"
+    tools.mkdir(parents=True, exist_ok=True)
+    names = []
+    for tool in sorted(TOOLS_DIR.glob("*.py")):
+        shutil.copyfile(tool, tools / tool.name)
+        names.append(tool.name)
+    return tuple(names)

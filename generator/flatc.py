@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from generator.checkout import checkout
@@ -158,3 +159,33 @@ def generate_schema_headers(flatc: Path, schema_dir: Path, out_dir: Path) -> lis
     if proc.returncode != 0:
         raise FatalError(f"flatc failed on {schema_dir}: {proc.stderr.strip()}")
     return sorted(out_dir.glob("*_generated.h"))
+
+
+@dataclass(frozen=True)
+class SchemaHeaders:
+    """What the schema step made.
+
+    Attributes:
+        flatc: the flatc used; flatc_version: its version, the pinned FlatBuffers' (X.Y.Z);
+        headers: the generated headers, sorted.
+    """
+
+    flatc: Path
+    flatc_version: str
+    headers: tuple[Path, ...]
+
+
+def schema_headers(
+    flatbuffers: Path, url: str, sha: str, schema_dir: Path, out_dir: Path, cache_dir: Path
+) -> SchemaHeaders:
+    """Generate the schema headers of `schema_dir` into `out_dir` with a flatc of the version
+    of the FlatBuffers checkout `flatbuffers` (`url` at `sha`, built from there if needed).
+
+    Raises:
+        FatalError: see `pinned_flatbuffers_version`, `find_flatc` and
+            `generate_schema_headers`.
+    """
+    version = pinned_flatbuffers_version(flatbuffers)
+    flatc = find_flatc(version, url, sha, cache_dir)
+    headers = generate_schema_headers(flatc, schema_dir, out_dir)
+    return SchemaHeaders(flatc, version, tuple(headers))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -267,3 +267,48 @@ def available_op_sources(root: Path) -> int:
     return len(
         [p for p in (root / PORTABLE_OPS_DIR).glob("op_*.cpp") if not p.name.endswith("_aten.cpp")]
     )
+
+
+@dataclass(frozen=True)
+class OpSetChoice:
+    """What the op set step chose: the operators, and the op sources implementing them.
+
+    Attributes:
+        op_set: the operators registered; sources: operator -> its `op_*.cpp`, relative
+            to the ExecuTorch root (portable under kernels/, Cortex-M under backends/).
+    """
+
+    op_set: OpSet
+    sources: Mapping[str, str]
+
+    @property
+    def op_files(self) -> list[str]:
+        """The op sources that ship, sorted (one source may implement several operators)."""
+        return sorted(set(self.sources.values()))
+
+    @property
+    def portable_sources(self) -> int:
+        """How many of `op_files` are portable op sources."""
+        return sum(1 for s in self.op_files if s.startswith("kernels/"))
+
+    @property
+    def cortex_m_sources(self) -> int:
+        """How many of `op_files` are Cortex-M op sources."""
+        return len(self.op_files) - self.portable_sources
+
+
+def choose_op_set(
+    root: Path,
+    *,
+    ops: Sequence[str] | None,
+    all_ops: bool,
+    pte_ops: Sequence[str] | None,
+) -> OpSetChoice:
+    """The op set for the ExecuTorch tree at `root` (see `select_op_set` for the arguments)
+    and the op source of each operator (`kernel_sources`).
+
+    Raises:
+        FatalError: see `select_op_set` and `kernel_sources`.
+    """
+    op_set = select_op_set(root, ops=ops, all_ops=all_ops, pte_ops=pte_ops)
+    return OpSetChoice(op_set, kernel_sources(root, op_set))

@@ -1,4 +1,4 @@
-"""Step 7: render the library's metadata with Jinja2 (a pure step from facts to files).
+"""Step 7: render the library's metadata with Jinja2 (a pure step from `Provenance` to files).
 
 `library.properties` comes from the project's `library.properties.j2`; `extras/PROVENANCE.txt`
 and `extras/THIRD_PARTY_LICENSES/README.md` from `generator/templates/`. Nothing rendered holds
@@ -15,6 +15,7 @@ import jinja2
 
 from generator import PROJECT_ROOT
 from generator.layout import PIN_FILE, PROVENANCE_FILE
+from generator.provenance import Provenance
 
 _ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(
@@ -54,25 +55,18 @@ def write_pin(library: Path, sha: str) -> None:
     (library / PIN_FILE).write_text(sha + "\n", encoding="utf-8")
 
 
-def render_metadata(library: Path, facts: dict[str, Any]) -> None:
+def render_metadata(library: Path, provenance: Provenance) -> None:
     """Write library.properties, README.md, extras/PROVENANCE.txt and the licenses README.
 
-    Args:
-        library: library root.
-        facts: everything the templates use (see the templates; missing facts raise).
+    Each template reads the attributes of one name, `p`: the `Provenance`.
     """
-    render_to("library.properties.j2", library / "library.properties", **facts)
+    render_to("library.properties.j2", library / "library.properties", p=provenance)
     # The Library Manager wants a README (arduino-lint LD001); a synced library repo keeps
     # its own (README.md is not a generated path, see generator.layout).
-    render_to("README.md.j2", library / "README.md", **facts)
+    render_to("README.md.j2", library / "README.md", p=provenance)
     render_to(
         "THIRD_PARTY_LICENSES.md.j2",
         library / "extras" / "THIRD_PARTY_LICENSES" / "README.md",
-        **facts,
+        p=provenance,
     )
-    render_to(
-        "PROVENANCE.txt.j2",
-        library / PROVENANCE_FILE,
-        src_hash=tree_hash(library / "src"),
-        **facts,
-    )
+    render_to("PROVENANCE.txt.j2", library / PROVENANCE_FILE, p=provenance)

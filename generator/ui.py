@@ -1,12 +1,32 @@
-"""Step-by-step progress on the terminal (rich)."""
+"""Step-by-step progress: the protocol the build reports through, and its terminal (rich)
+and silent implementations."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Protocol
 
 from rich.console import Console
+
+
+class Reporter(Protocol):
+    """Progress sink: `step` wraps one pipeline step; `note` adds a detail line."""
+
+    def step(self, name: str) -> AbstractContextManager[None]: ...
+
+    def note(self, message: str) -> None: ...
+
+
+class QuietReporter:
+    """A reporter that prints nothing (tests, and callers with their own output)."""
+
+    def step(self, name: str) -> AbstractContextManager[None]:
+        return nullcontext()
+
+    def note(self, message: str) -> None:
+        pass
 
 
 class ConsoleReporter:

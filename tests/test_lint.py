@@ -12,6 +12,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import jinja2
@@ -412,7 +413,7 @@ def test_the_template_passes_but_for_the_readme_the_library_repo_owns(tmp_path: 
     shutil.copytree(REPO / "library_template", lib)
     template = jinja2.Template((REPO / "library.properties.j2").read_text())
     (lib / "library.properties").write_text(
-        template.render(version="1.5.0", upstream_version="1.5.0")
+        template.render(p=SimpleNamespace(library_version="1.5.0", upstream_version="1.5.0"))
     )
     (lib / "LICENSE").write_text("BSD License\n")
     report = lint_library(lib)

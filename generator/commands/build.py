@@ -1,16 +1,452 @@
-"""`python -m generator build`: generate the library from an ExecuTorch ref."""
+"""`python -m generator build`: generate the library from an ExecuTorch ref.
+
+The pipeline, one step module each: sources (ExecuTorch at the ref, the third-party
+components it pins) -> op set -> codegen (kernel registration) -> vendor -> schema headers
+(flatc) -> patches -> examples -> model check -> provenance rendered. Each step returns a small
+frozen result; `render` takes one `Provenance` built from them. The library is built in a
+staging folder beside `--out` and moved into place only when every step succeeded
+(`staging.py`). `sync` runs the same `build_library`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import platform
+import shutil
+import time
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as dist_version
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from generator.examples import parse_example_pte
-from generator.pipeline import BuildOptions, BuildResult, build_library
-from generator.ui import ConsoleReporter
+from generator import PROJECT_ROOT
+from generator.checkout import (
+    cache_lock,
+    check_cache_dir,
+    checkout,
+    create_cache_dir,
+    default_cache_dir,
+)
+from generator.codegen import CodegenResult, run_codegen
+from generator.components import THIRD_PARTY, Component, load_component, pinned_revision
+from generator.errors import FatalError
+from generator.examples import (
+    ExamplePlan,
+    copy_tools,
+    parse_example_pte,
+    plan_examples,
+    select_examples,
+    write_examples,
+)
+from generator.flatc import SchemaHeaders, schema_headers
+from generator.layout import CODEGEN_DIR
+from generator.models import check_library_models, ops_in_pte
+from generator.opset import OpSetChoice, available_op_sources, choose_op_set, prim_ops
+from generator.patches import PATCHES, TEMPLATE_PLATFORM, apply_patches
+from generator.provenance import ComponentRecord, Provenance, RefFiles
+from generator.render import render_metadata, tree_hash, write_pin
+from generator.sources import (
+    ExecutorchSource,
+    PinnedSource,
+    ThirdParty,
+    check_out_pinned,
+    read_executorch,
+)
+from generator.staging import check_destination, move_into_place, staged, tree_stats
+from generator.ui import ConsoleReporter, QuietReporter, Reporter
+from generator.urls import display_url, refuse_credentials
+from generator.vendor import (
+    follow_includes,
+    vendor_component,
+    vendor_op_sources,
+    write_cmake_macros,
+)
+from generator.version import check_explicit_version
+
+TEMPLATE_SRC = PROJECT_ROOT / "library_template" / "src"
+
+DEFAULT_EXECUTORCH_REPO = "https://github.com/pytorch/executorch.git"
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """What a build is asked to do (the `build` options, also passed on by `sync`).
+
+    Attributes:
+        executorch_ref: branch, tag or full/short SHA.
+        executorch_repo: git URL; canonical upstream by default (insteadOf applies).
+        library_version: a SemVer 2.0 version, or None to derive it from the ref's version.txt.
+        ops: portable root ops replacing the default set, or None.
+        all_ops: register every portable op.
+        ops_from_pte: register exactly the operators these .pte files call.
+        examples: ship only these examples (None: all).
+        example_pte: example name -> .pte file overriding the one the ref ships.
+        cache_dir: cache root (None: platformdirs user cache).
+    """
+
+    executorch_ref: str = "main"
+    executorch_repo: str = DEFAULT_EXECUTORCH_REPO
+    library_version: str | None = None
+    ops: tuple[str, ...] | None = None
+    all_ops: bool = False
+    ops_from_pte: tuple[Path, ...] = ()
+    examples: tuple[str, ...] | None = None
+    example_pte: tuple[tuple[str, Path], ...] = ()
+    cache_dir: Path | None = None
+
+
+@dataclass
+class BuildResult:
+    """What a build produced.
+
+    Attributes:
+        out: the library folder (moved into place).
+        ref: the ref asked for; sha: the full 40-hex SHA it resolved to.
+        upstream_version: the ref's version.txt, verbatim.
+        library_version: the Library Manager version written to library.properties.
+        op_set: the selected operators (kernel registration), sorted.
+        kernel_count: kernels registered in the generated registration sources.
+        op_sources: `op_*.cpp` files shipped, and available: all portable op sources.
+        files, bytes: what was written under `out`.
+        seconds: wall time of the build.
+    """
+
+    out: Path
+    ref: str
+    sha: str
+    upstream_version: str
+    library_version: str
+    op_set: list[str] = field(default_factory=list)
+    kernel_count: int = 0
+    op_sources: int = 0
+    op_sources_available: int = 0
+    files: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class VendoredSources:
+    """What the vendor step copied beyond the copy rules' required files.
+
+    Attributes:
+        ref_files: what each optional copy rule found in the ref.
+        headers_added: headers and helper sources found by following `#include`s.
+    """
+
+    ref_files: tuple[RefFiles, ...]
+    headers_added: int
+
+
+def build_library(
+    options: BuildOptions, out: Path, reporter: Reporter | None = None
+) -> BuildResult:
+    """Generate the library for `options` into `out`.
+
+    The tree is built in a staging folder beside `out` and moved into place only when every
+    step succeeded; on any error `out` is left exactly as it was.
+
+    Raises:
+        FatalError: bad input (ref, version, op names, example models) or a step that failed.
+    """
+    rep = reporter or QuietReporter()
+    started = time.monotonic()
+    examples, overrides = _check_inputs(options)
+    # Every path is validated before anything is created.
+    cache = check_cache_dir(options.cache_dir or default_cache_dir())
+    out = check_destination(out, cache)
+    create_cache_dir(cache)
+    # One build at a time per cache: the cached work trees are shared, and another run
+    # switching them to another commit mid-build would mix two commits in one library.
+    with cache_lock(cache / "build"), staged(out) as library:
+        provenance = _build_into(options, library, cache, examples, overrides, rep)
+        files, size = tree_stats(library)
+        with rep.step("move into place"):
+            move_into_place(library, out)
+        return BuildResult(
+            out=out,
+            ref=provenance.ref,
+            sha=provenance.executorch.sha,
+            upstream_version=provenance.upstream_version,
+            library_version=provenance.library_version,
+            op_set=list(provenance.ops),
+            kernel_count=provenance.kernel_count,
+            op_sources=provenance.op_sources,
+            op_sources_available=provenance.op_sources_available,
+            files=files,
+            bytes=size,
+            seconds=time.monotonic() - started,
+        )
+
+
+def _check_inputs(options: BuildOptions) -> tuple[list[str], dict[str, Path]]:
+    """The examples to ship and the models given for them, checked before any work.
+
+    Raises:
+        FatalError: a bad version, a URL with credentials, an unknown example, a model for
+            an example left out, or a missing .pte.
+    """
+    if options.library_version is not None:
+        check_explicit_version(options.library_version)
+    refuse_credentials(options.executorch_repo, "--executorch-repo")
+    examples = select_examples(options.examples)
+    overrides = parse_example_pte([f"{n}={p}" for n, p in options.example_pte])
+    unused = sorted(set(overrides) - set(examples))
+    if unused:
+        raise FatalError(
+            f"--example-pte gives a model for {', '.join(unused)}, which --examples leaves out; "
+            "drop it or add the example"
+        )
+    for pte in options.ops_from_pte:
+        if not pte.is_file():
+            raise FatalError(f"--ops-from-pte {pte}: no such file")
+    return examples, overrides
+
+
+def _build_into(
+    options: BuildOptions,
+    library: Path,
+    cache: Path,
+    examples: list[str],
+    overrides: dict[str, Path],
+    rep: Reporter,
+) -> Provenance:
+    """Run every step into the empty folder `library`; returns what the library records."""
+    et = load_component("executorch")
+    with rep.step(f"check out ExecuTorch {options.executorch_ref}"):
+        co = checkout(options.executorch_repo, options.executorch_ref, et.checkout, cache)
+        rep.note(f"{options.executorch_ref} -> {co.sha}")
+        source = read_executorch(et, co, options.library_version)
+        plans = plan_examples(source.root, examples, overrides)
+    third_party = _check_out_third_party(source, cache, rep)
+
+    with rep.step("select the op set"):
+        chosen = choose_op_set(
+            source.root,
+            ops=list(options.ops) if options.ops is not None else None,
+            all_ops=options.all_ops,
+            pte_ops=_ops_in_ptes(options.ops_from_pte, source.root / "schema"),
+        )
+        rep.note(f"{len(chosen.op_set.ops)} operators ({chosen.op_set.describe()})")
+
+    with rep.step("run the kernel-registration codegen"):
+        generated = run_codegen(
+            source.root,
+            chosen.op_set,
+            library / CODEGEN_DIR,
+            library / "src/executorch/runtime/kernel/selected_max_kernel_num.h",
+        )
+        rep.note(f"{len(generated.kernels)} kernels registered")
+
+    with rep.step("vendor sources"):
+        vendored = _vendor_sources(source, third_party, chosen, library, rep)
+        rep.note(f"{vendored.headers_added} headers and helper sources found by following includes")
+
+    with rep.step("generate the schema headers"):
+        fb = third_party.flatbuffers
+        schema_dir = library / "src/executorch/schema"
+        schema = schema_headers(fb.path, fb.url, fb.sha, source.root / "schema", schema_dir, cache)
+        rep.note(f"flatc {schema.flatc_version} ({schema.flatc})")
+
+    with rep.step("apply the Arduino patches"):
+        applied = apply_patches(library)
+
+    with rep.step("write the examples"):
+        write_examples(source.root, library, plans)
+        tools = copy_tools(library)
+
+    with rep.step("check the models against the library"):
+        _check_models(library, options.ops_from_pte)
+
+    with rep.step("render metadata"):
+        write_pin(library, source.sha)
+        provenance = _provenance(
+            options,
+            library,
+            source=source,
+            third_party=third_party,
+            chosen=chosen,
+            generated=generated,
+            vendored=vendored,
+            schema=schema,
+            applied=applied,
+            plans=plans,
+            tools=tools,
+        )
+        render_metadata(library, provenance)
+    return provenance
+
+
+def _check_out_third_party(source: ExecutorchSource, cache: Path, rep: Reporter) -> ThirdParty:
+    """Check out each third-party component at the commit the ExecuTorch tree pins."""
+    pinned: dict[str, PinnedSource] = {}
+    for key in THIRD_PARTY:
+        component = load_component(key)
+        url, rev = pinned_revision(component, source.checkout)
+        with rep.step(f"check out {component.name} {rev[:12]}"):
+            pinned[key] = check_out_pinned(component, url, rev, source.checkout, cache)
+    return ThirdParty(
+        flatbuffers=pinned["flatbuffers"], flatcc=pinned["flatcc"], cmsis_nn=pinned["cmsis-nn"]
+    )
+
+
+def _ops_in_ptes(ptes: tuple[Path, ...], schema: Path) -> list[str] | None:
+    """The operators the `--ops-from-pte` models call, sorted (None: no model given)."""
+    if not ptes:
+        return None
+    found: set[str] = set()
+    for pte in ptes:
+        found |= ops_in_pte(pte, schema)
+    return sorted(found)
+
+
+def _vendor_sources(
+    source: ExecutorchSource,
+    third_party: ThirdParty,
+    chosen: OpSetChoice,
+    library: Path,
+    rep: Reporter,
+) -> VendoredSources:
+    """Copy every component's files, the op sources, our sources (library_template/src) and
+    every header they include, into `library`."""
+    ref_files: list[RefFiles] = []
+    components: list[tuple[Component, Path]] = [(source.component, source.root)]
+    components += [(tp.component, tp.path) for tp in third_party.all]
+    for component, tree in components:
+        done = vendor_component(component, tree, library)
+        for rule, written in done.optional:
+            names = tuple(p.relative_to(library / rule.dest).as_posix() for p in written)
+            if not names:
+                rep.note(
+                    f"{component.name} at {source.sha[:12]} has none of {rule.source}/"
+                    f"{{{','.join(rule.include)}}}; {rule.dest}/ ships without them"
+                )
+            ref_files.append(RefFiles(component.name, rule.source, rule.dest, rule.include, names))
+    vendor_op_sources(source.root, library, chosen.sources.values())
+    write_cmake_macros(library)
+    shutil.copytree(
+        TEMPLATE_SRC,
+        library / "src",
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns(TEMPLATE_PLATFORM.name),
+    )
+    starts = sorted(p for p in (library / "src").rglob("*") if p.suffix in (".h", ".cpp"))
+    closure = follow_includes(source.root, library, starts)
+    return VendoredSources(tuple(ref_files), len(closure.added))
+
+
+def _check_models(library: Path, ptes: tuple[Path, ...]) -> None:
+    """A library whose examples (or `--ops-from-pte` models) cannot run on it must not be
+    written: kernels, prim ops and delegate backends are all checked.
+
+    Raises:
+        FatalError: naming each problem and the ways out.
+    """
+    models = check_library_models(library, ptes=ptes)
+    if models.passed:
+        return
+    problems = [f"  {r.name}: {p.message}" for r in models.results for p in r.problems] + [
+        f"  {r.name}: {r.error}" for r in models.results if r.error
+    ]
+    # Not --all-ops: it builds, but twice over the UNO Q's flash.
+    raise FatalError(
+        "the models do not run on this library:\n"
+        + "\n".join(problems)
+        + "\nEach line ends with its likely cause. To build anyway: widen the op set "
+        "for a missing operator (--ops-from-pte naming every model the library must "
+        "run), leave the example out (--examples), or give it a model that runs here "
+        "(--example-pte NAME=FILE)"
+    )
+
+
+def _provenance(
+    options: BuildOptions,
+    library: Path,
+    *,
+    source: ExecutorchSource,
+    third_party: ThirdParty,
+    chosen: OpSetChoice,
+    generated: CodegenResult,
+    vendored: VendoredSources,
+    schema: SchemaHeaders,
+    applied: dict[str, list[str]],
+    plans: list[ExamplePlan],
+    tools: tuple[str, ...],
+) -> Provenance:
+    """What the library records, from the steps' results (`library`: its finished src/)."""
+    et = source.component
+    return Provenance(
+        library_version=source.library_version,
+        upstream_version=source.upstream_version,
+        ref=options.executorch_ref,
+        executorch=ComponentRecord(
+            name=et.name,
+            owner=et.owner,
+            url=display_url(options.executorch_repo),
+            sha=source.sha,
+            location=et.location,
+            license=et.license,
+            license_file="LICENSE (library root)",
+        ),
+        third_party=tuple(
+            ComponentRecord(
+                name=tp.component.name,
+                owner=tp.component.owner,
+                url=tp.url,
+                sha=tp.sha,
+                location=tp.component.location,
+                license=tp.component.license,
+                license_file=Path(tp.component.license_dest).name,
+            )
+            for tp in third_party.all
+        ),
+        op_set_description=chosen.op_set.describe(),
+        ops=chosen.op_set.ops,
+        kernel_count=len(generated.kernels),
+        prim_ops=tuple(sorted(prim_ops(source.root))),
+        op_sources=chosen.portable_sources,
+        op_sources_available=available_op_sources(source.root),
+        cortex_m_sources=chosen.cortex_m_sources,
+        example_models=tuple((p.name, p.origin) for p in plans),
+        tools=tools,
+        ref_files=vendored.ref_files,
+        patches=tuple(p for p in PATCHES if p.name in applied),
+        flatc_version=schema.flatc_version,
+        torch_version=_torch_version(),
+        python_version=platform.python_version(),
+        regenerate_args=_regenerate_args(options, source.library_version),
+        src_hash=tree_hash(library / "src"),
+    )
+
+
+def _torch_version() -> str:
+    try:
+        return dist_version("torch")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _regenerate_args(options: BuildOptions, version: str) -> str:
+    args = [f"--library-version {version}"]
+    if options.executorch_repo != DEFAULT_EXECUTORCH_REPO:
+        args.append(f"--executorch-repo {display_url(options.executorch_repo)}")
+    if options.all_ops:
+        args.append("--all-ops")
+    elif options.ops is not None:
+        args.append(f"--ops {','.join(options.ops)}")
+    elif options.ops_from_pte:
+        args.append(f"--ops-from-pte {','.join(p.name for p in options.ops_from_pte)}")
+    if options.examples is not None:
+        args.append(f"--examples {','.join(options.examples)}")
+    for name, pte in options.example_pte:
+        args.append(f"--example-pte {name}={pte.name}")
+    return " ".join(args)
+
+
+# --- the command line -------------------------------------------------------------------
 
 
 def options_from_args(args: argparse.Namespace) -> BuildOptions:
