@@ -1,6 +1,7 @@
 """Shared fixtures: the real ExecuTorch libraries of the end-to-end tests (built once a session),
-the check tests' object cache (one a session), and the sync scenarios' remote, fake GitHub and
-runner (the OpenAPI description loaded once a session)."""
+the build tests' small upstream repositories, the check tests' object cache (one a session),
+and the sync scenarios' remote, fake GitHub and runner (the OpenAPI description loaded once a
+session)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests import their helpers (et_fixture, upstream)
 
+from et_fixture import Upstream, make_upstream
 from github_fake import FakeGitHub, GitHubSpec, load, missing_reason
 from sync_fixtures import NAME, OWNER, TOKEN, Runner, isolate_git, make_library_remote
 from upstream import MAIN_AT_LEAST, PUBLISHED_0_2_0, real_library, upstream_unavailable
@@ -39,6 +41,17 @@ def real_main(e2e_root: Path) -> BuildResult:
 def real_published(e2e_root: Path) -> BuildResult:
     """The library generated from d756e7d8c2, the commit the published 0.2.0 came from."""
     return real_library(e2e_root, PUBLISHED_0_2_0)
+
+
+# -- build: the small ExecuTorch-shaped repositories of et_fixture, served under upstream URLs --
+
+
+@pytest.fixture
+def upstream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Upstream:
+    up = make_upstream(tmp_path)
+    for key, value in up.env().items():
+        monkeypatch.setenv(key, value)
+    return up
 
 
 # -- check: objects are shared through one cache a session, except where the cache is tested --

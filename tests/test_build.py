@@ -22,7 +22,6 @@ from et_fixture import (
     commit_all,
     git,
     make_flatc,
-    make_upstream,
     wheel_schema_dir,
     write_tree,
 )
@@ -40,14 +39,6 @@ from generator.opset import (
 from generator.pipeline import BuildOptions, BuildResult, build_library
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def upstream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Upstream:
-    up = make_upstream(tmp_path)
-    for key, value in up.env().items():
-        monkeypatch.setenv(key, value)
-    return up
 
 
 def build(tmp_path: Path, out: str = "out/ExecuTorch", **kw: object) -> BuildResult:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from et_fixture import Upstream, git, make_upstream
+from et_fixture import Upstream, git
 
 from generator.checkout import cache_lock
 from generator.errors import FatalError, error_handler
@@ -27,14 +27,6 @@ from generator.urls import display_url, refuse_credentials
 
 SECRET = "s3cr3t-TOKEN-value"
 ET_URL = "https://github.com/pytorch/executorch.git"
-
-
-@pytest.fixture
-def upstream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Upstream:
-    up = make_upstream(tmp_path)
-    for key, value in up.env().items():
-        monkeypatch.setenv(key, value)
-    return up
 
 
 def build(tmp_path: Path, **kw: object) -> Path:

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from et_fixture import FIXTURE_PTE, REF_TOOLS, Upstream, make_upstream
+from et_fixture import FIXTURE_PTE, REF_TOOLS, Upstream
 
 from generator.components import CopyRule, load_component
 from generator.errors import FatalError
@@ -39,14 +39,6 @@ class NoteRecorder:
 
     def note(self, message: str) -> None:
         self.notes.append(message)
-
-
-@pytest.fixture
-def upstream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Upstream:
-    up = make_upstream(tmp_path)
-    for key, value in up.env().items():
-        monkeypatch.setenv(key, value)
-    return up
 
 
 def build(tmp_path: Path, reporter: NoteRecorder | None = None) -> BuildResult:
