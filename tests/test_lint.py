@@ -387,7 +387,7 @@ def test_check_refuses_a_library_that_fails_lint(
         checked.append(library)
         return CheckReport(library, "gcc-arm", "UNO Q")
 
-    monkeypatch.setattr("generator.check.run_check", passing_check)
+    monkeypatch.setattr("generator.commands.check.run_check", passing_check)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     lib = valid_library(tmp_path / "ExecuTorch")
     assert main(["check", str(lib), "--no-run"]) == 0

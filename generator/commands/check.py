@@ -1,4 +1,17 @@
-"""`python -m generator check LIBRARY_DIR`: prove every example of a generated library."""
+"""`python -m generator check LIBRARY_DIR`: prove every example of a generated library works,
+stage by stage (the steps are the modules of `generator.check`):
+
+1. model check (`check/model_check.py`), no toolchain needed;
+2. compile for the UNO Q (`check/compile.py` with the sources of `check/plan.py`, back ends
+   in `check/toolchains.py`, objects cached by content in `check/objcache.py`);
+3. sizes like arduino-cli's report, plus the Dynamic-link bytes (`check/sizes.py`);
+4. run on an emulated Cortex-M33 (QEMU mps2-an505) and once on the host under
+   AddressSanitizer + UBSan, compared with the example's expected.yaml (`check/run.py`);
+5. the method arena measured in the emulated run (`check/arena.py`).
+
+Lint (`generator.lint`) runs first. `run_check` returns a `CheckReport` (`check/report.py`)
+with the Markdown and JSON forms; `sync` runs it on the regenerated library.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +19,29 @@ import argparse
 import json
 import os
 import signal
+import tempfile
 import threading
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
 from generator.atomic import write_atomic
+from generator.boards import UNO_Q, Board
+from generator.check.arena import arena_stage
+from generator.check.compile import CompileResult, compile_example
+from generator.check.expected import read_expected
+from generator.check.model_check import model_check
+from generator.check.objcache import ObjectCache, default_cache_dir
+from generator.check.plan import library_examples, missing_sketches, plan_build
+from generator.check.report import CheckReport, ExampleReport
+from generator.check.run import judge_run, run_emulated, run_host, stop_children
+from generator.check.sizes import dynamic_link, measure_elf, parse_arduino_cli, sizes_stage
+from generator.check.stages import StageResult, Status
+from generator.check.toolchains import GCC_ARM, HOST, Toolchain, select_toolchain
 from generator.cli_lists import add_list_option
 from generator.errors import FatalError
+from generator.lint import lint_library
 
 
 def add_check_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -79,8 +108,6 @@ def _append_summary(path: str, markdown: str) -> None:
 
 def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
     """SIGTERM: end like Ctrl-C does, through the error handler, killing what runs."""
-    from generator.check.run import stop_children
-
     stop_children()
     raise FatalError("stopped by SIGTERM", exit_code=128 + signal.SIGTERM)
 
@@ -101,9 +128,6 @@ def check(args: argparse.Namespace) -> int:
         FatalError: bad library, unknown example, missing tool (see `run_check`); the
             JSON or step summary cannot be written; SIGTERM.
     """
-    from generator.check import run_check  # heavy; only when the verb runs
-    from generator.lint import lint_library
-
     # Resolved before anything runs: compiles run in other folders.
     json_path = args.json.resolve() if args.json else None
     if json_path is not None and json_path.is_dir():
@@ -132,3 +156,146 @@ def check(args: argparse.Namespace) -> int:
     if summary:
         _append_summary(summary, markdown)
     return 0 if report.passed else 1
+
+
+def run_check(
+    library: Path,
+    *,
+    examples: Sequence[str] | None = None,
+    compiler: str = "auto",
+    run: bool = True,
+    cache_dir: Path | None = None,
+    board: Board = UNO_Q,
+) -> CheckReport:
+    """Check the examples of the generated library at `library` (stages 1-5).
+
+    Args:
+        library: the library root (library.properties, src/, examples/).
+        examples: example names to check; None: all the library has.
+        compiler: "auto", "gcc-arm" or "arduino-cli" (see `toolchains.select_toolchain`).
+        run: False skips stages 4 and 5 (nothing is run).
+        cache_dir: cache root; objects go to `<cache_dir>/objects` (default: the user
+            cache folder's `executorch-arduino/objects`).
+        board: the target's budgets.
+
+    Returns:
+        the report; `.passed` is True only when every selected example passed every
+        stage that ran and the model check passed. An example folder without its
+        `<Name>.ino`, or a sketch that uses a model without a `model.h`, is an entry of
+        `.errors` (so the check fails).
+
+    Raises:
+        FatalError: the library or an example does not exist, the library has no
+            example, an expected.yaml is malformed or a sketch not UTF-8, the cache
+            folder cannot be created, or a needed tool is not installed.
+    """
+    start = time.monotonic()
+    # Absolute from here on: compiles run in the library folder.
+    library = library.resolve()
+    if not library.is_dir():
+        raise FatalError(f"{library} is not a folder; pass the generated library's root")
+    objects = cache_dir.resolve() / "objects" if cache_dir else default_cache_dir()
+    if cache_dir is not None and cache_dir.exists() and not cache_dir.is_dir():
+        raise FatalError(f"--cache-dir {cache_dir} is a file; pass a folder (it is created)")
+    try:
+        objects.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise FatalError(
+            f"cannot create the object cache folder {objects} ({e}); pass a writable "
+            "folder with --cache-dir"
+        ) from None
+    available = library_examples(library)
+    names = list(examples) if examples else available
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        raise FatalError(
+            f"no example {', '.join(unknown)} in {library}; it has: {', '.join(available)}"
+        )
+    toolchain = select_toolchain(compiler)
+    cache = ObjectCache(objects)
+
+    report = CheckReport(library, toolchain.name, board.name)
+    # A folder without its sketch fails the check instead of being skipped.
+    report.errors += missing_sketches(library, names)
+    names = [n for n in names if (library / "examples" / n / f"{n}.ino").is_file()]
+    model, errors = model_check(library, names)
+    report.model_check = model
+    report.errors += errors
+
+    with tempfile.TemporaryDirectory(prefix="check-") as tmp:
+        for name in names:
+            report.examples.append(
+                _check_example(library, name, toolchain, board, run, cache, Path(tmp))
+            )
+    cache.clear_temporaries()
+    report.cache = cache.stats
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _check_example(
+    library: Path,
+    name: str,
+    toolchain: Toolchain,
+    board: Board,
+    run: bool,
+    cache: ObjectCache,
+    work: Path,
+) -> ExampleReport:
+    start = time.monotonic()
+    report = ExampleReport(name)
+    plan = plan_build(library, name)
+    expected = read_expected(library / plan.sketch_dir)
+
+    # Stage 2: compile (and stage 3: sizes) with the chosen back end.
+    built = compile_example(toolchain, plan, work / name / toolchain.name, cache)
+    report.stages.append(built.stage)
+    if built.build.ok and built.build.binary is not None:
+        if built.build.size_report:
+            report.sizes = parse_arduino_cli(built.build.size_report, board)
+        else:
+            report.sizes = measure_elf(built.build.binary, board)
+    report.stages.append(sizes_stage(report.sizes, built.overflow, board))
+
+    # The emulated run boots a gcc-arm firmware (arduino-cli's is for the real board);
+    # its objects also give the Dynamic-link size.
+    firmware: CompileResult | None = built if toolchain.name == GCC_ARM.name else None
+    if firmware is None and (run or built.build.ok):
+        firmware = compile_example(GCC_ARM, plan, work / name / GCC_ARM.name, cache)
+    if firmware is not None and firmware.build.ok and firmware.build.objects:
+        report.dynamic = dynamic_link(firmware.build.objects, work / name / f"{name}.dynamic.o")
+
+    if not run:
+        report.seconds = time.monotonic() - start
+        return report
+    timeout = expected.timeout_seconds
+    emulated = None
+    if firmware is not None and firmware.build.ok and firmware.build.binary is not None:
+        emulated = run_emulated(firmware.build.binary, timeout, expected.must_not_print)
+        report.runs.append(emulated)
+        report.stages.append(judge_run(emulated, expected, "run"))
+    else:
+        report.stages.append(
+            StageResult(
+                "run",
+                Status.FAIL,
+                "no firmware to run: the gcc-arm build failed",
+                firmware.stage.details if firmware else "",
+            )
+        )
+
+    host = compile_example(HOST, plan, work / name / HOST.name, cache)
+    if host.build.ok and host.build.binary is not None:
+        out = run_host(host.build.binary, timeout, expected.must_not_print)
+        report.runs.append(out)
+        report.stages.append(judge_run(out, expected, "sanitize"))
+    else:
+        report.stages.append(
+            StageResult("sanitize", Status.FAIL, "host build failed", host.stage.details)
+        )
+
+    stage, figures = arena_stage(emulated, expected)
+    report.stages.append(stage)
+    report.arena = figures
+    report.seconds = time.monotonic() - start
+    return report
