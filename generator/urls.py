@@ -10,35 +10,27 @@ through `display_url` first.
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit, urlunsplit
 
 from generator.errors import FatalError
 
 #: Schemes where anything before '@' is a credential (GitHub takes a token as the user name).
 _HTTP_SCHEMES = frozenset({"http", "https", "ftp", "ftps"})
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+#: `scheme://userinfo@` anywhere in a text (before the first '/' of the authority).
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<userinfo>[^/?#@\s]*)@")
 
 
 def display_url(url: str) -> str:
-    """`url` without its user-info (`https://user:pw@host/x` -> `https://host/x`).
+    """`url` without its user-info (`https://user:pw@host/x` -> `https://host/x`), wherever
+    a `scheme://…@` appears in it (leading spaces and malformed URLs included).
 
     scp-like git addresses (`git@github.com:owner/name.git`) and local paths are returned as
     they are: their user part is an account name, not a secret.
     """
-    if not _SCHEME.match(url):
-        return url
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<a malformed URL>"
-    if "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=host))
+    return _USERINFO.sub(lambda m: f"{m.group('scheme')}://", url)
 
 
 def refuse_credentials(url: str, option: str) -> str:
-    """Refuse a URL that carries a credential; return it unchanged otherwise.
+    """Refuse a URL that carries a credential, or white space; return it unchanged otherwise.
 
     http(s) URLs may carry no user-info at all (GitHub reads a token given as the user name);
     other schemes (ssh://git@host/…) may name a user but not a password.
@@ -46,22 +38,20 @@ def refuse_credentials(url: str, option: str) -> str:
     Args:
         url: what the user passed; option: the option it came from, for the message.
     Raises:
-        FatalError: naming the option (never the credential) and the safe alternatives.
+        FatalError: naming the option and the URL without its user-info (never the
+            credential), and the safe alternatives.
     """
-    if not _SCHEME.match(url):
-        return url
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        raise FatalError(f"{option} is not a valid URL: check its syntax") from None
-    if "@" not in parts.netloc:
-        return url
-    userinfo = parts.netloc.rpartition("@")[0]
-    if parts.scheme.lower() in _HTTP_SCHEMES or ":" in userinfo:
+    if any(c.isspace() or not c.isprintable() for c in url):
         raise FatalError(
-            f"{option} {display_url(url)} was given with credentials in the URL, which would "
-            "end up in logs, PROVENANCE.txt and folder names: pass the URL without them, and "
-            "the token through GITHUB_TOKEN or a git credential helper "
-            "(git config credential.helper)"
+            f"{option} {display_url(url).strip()!r} contains white space or control "
+            "characters; pass the URL alone"
         )
+    for m in _USERINFO.finditer(url):
+        if m.group("scheme").lower() in _HTTP_SCHEMES or ":" in m.group("userinfo"):
+            raise FatalError(
+                f"{option} {display_url(url)} was given with credentials in the URL, which "
+                "would end up in logs, PROVENANCE.txt and folder names: pass the URL without "
+                "them, and the token through GITHUB_TOKEN or a git credential helper "
+                "(git config credential.helper)"
+            )
     return url

@@ -20,6 +20,7 @@ from pathlib import Path
 from generator import PROJECT_ROOT
 from generator.atomic import write_atomic
 from generator.errors import FatalError
+from generator.urls import display_url, refuse_credentials
 
 #: Where the workflows live in the library repo.
 WORKFLOWS_DIR = ".github/workflows"
@@ -42,19 +43,20 @@ def check_generator_repo(url: str) -> str:
     Raises:
         FatalError: what is wrong and what to pass instead.
     """
+    refuse_credentials(url, "--generator-repo")
     if not _URL_CHARS.fullmatch(url):
         raise FatalError(
-            f"generator repo {url!r} has characters a git URL should not have; pass an https "
-            "URL such as https://github.com/OWNER/NAME.git"
+            f"generator repo {display_url(url)!r} has characters a git URL should not have; "
+            "pass an https URL such as https://github.com/OWNER/NAME.git"
         )
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError as e:
-        raise FatalError(f"generator repo {url!r} is not a valid URL ({e})") from None
+        raise FatalError(f"generator repo {display_url(url)!r} is not a valid URL ({e})") from None
     if parts.scheme != "https" or not parts.hostname:
         raise FatalError(
-            f"generator repo {url!r} is not an https URL: the library repo's workflows fetch "
-            "the generator anonymously over https; pass --generator-repo "
+            f"generator repo {display_url(url)!r} is not an https URL: the library repo's "
+            "workflows fetch the generator anonymously over https; pass --generator-repo "
             "https://HOST/OWNER/NAME.git"
         )
     if "@" in parts.netloc:
@@ -64,9 +66,11 @@ def check_generator_repo(url: str) -> str:
             "use a credential helper"
         )
     if parts.query or parts.fragment or url.endswith(("?", "#")):
-        raise FatalError(f"generator repo {url!r} has a query or fragment; pass the plain URL")
+        raise FatalError(
+            f"generator repo {display_url(url)!r} has a query or fragment; pass the plain URL"
+        )
     if parts.path.strip("/") == "":
-        raise FatalError(f"generator repo {url!r} names no repository; add its path")
+        raise FatalError(f"generator repo {display_url(url)!r} names no repository; add its path")
     return url
 
 

@@ -281,3 +281,38 @@ def test_an_os_error_at_the_final_move_is_a_clear_error(
     err = capsys.readouterr().err
     assert err.startswith("error: No space left on device") and "Traceback" not in err
     assert sorted(p.relative_to(lib) for p in lib.rglob("*")) == before  # untouched
+
+
+@pytest.mark.parametrize(
+    ("url", "option"),
+    [
+        (f" https://u:{SECRET}@github.com/pytorch/executorch.git", "--executorch-repo"),
+        (f"https://u:{SECRET}@github.com/x.git\n", "--remote"),
+        (f"\thttps://{SECRET}@github.com/x.git", "--remote"),
+    ],
+)
+def test_white_space_does_not_smuggle_credentials(url: str, option: str) -> None:
+    with pytest.raises(FatalError) as info:
+        refuse_credentials(url, option)
+    assert SECRET not in str(info.value) and option in str(info.value)
+
+
+def test_every_url_message_drops_credentials() -> None:
+    from generator.sync.inputs import check_api_url
+    from generator.workflows import check_generator_repo
+
+    bad = [
+        (check_api_url, f"ftp://u:{SECRET}@example.com"),
+        (check_api_url, f"https://u:{SECRET}@/api"),
+        (check_api_url, f" https://u:{SECRET}@example.com/api"),
+        (check_api_url, f"http://u:{SECRET}@example.com/api"),
+        (check_generator_repo, f"http://u:{SECRET}@example.com/x.git"),
+        (check_generator_repo, f"ssh://u:{SECRET}@example.com/x.git"),
+        (check_generator_repo, f" https://u:{SECRET}@example.com/x.git"),
+    ]
+    for check, url in bad:
+        with pytest.raises(FatalError) as info:
+            check(url)
+        assert SECRET not in str(info.value), (check.__name__, url, str(info.value))
+    assert display_url(f" https://u:{SECRET}@h/x") == " https://h/x"
+    assert display_url(f"clone https://{SECRET}@h/x failed") == "clone https://h/x failed"

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from git import Git
 
 from generator.errors import FatalError
+from generator.urls import display_url
 
 #: GitHub owner (user or organization): letters, digits, hyphens (underscores for Enterprise
 #: managed users), not starting with a hyphen, at most 39 characters. Repository name: letters,
@@ -74,36 +75,42 @@ def check_api_url(url: str) -> None:
     """
     hint = "give the REST API root, e.g. https://api.github.com or https://HOST/api/v3"
     if any(c.isspace() or not c.isprintable() for c in url):
-        raise FatalError(f"--api-url {url!r} contains whitespace or control characters: {hint}")
+        raise FatalError(
+            f"--api-url {display_url(url)!r} contains whitespace or control characters: {hint}"
+        )
     parts = urlsplit(url)
     try:
         parts.port  # noqa: B018 - parsing the port validates it
     except ValueError:
-        raise FatalError(f"--api-url {url!r} has an invalid port: {hint}") from None
+        raise FatalError(f"--api-url {display_url(url)!r} has an invalid port: {hint}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise FatalError(f"--api-url {url!r} is not an http(s) URL with a host: {hint}")
+        raise FatalError(
+            f"--api-url {display_url(url)!r} is not an http(s) URL with a host: {hint}"
+        )
     if parts.username is not None or parts.password is not None:
         raise FatalError(
             f"--api-url must not carry credentials: {hint}; the token goes in GITHUB_TOKEN"
         )
     if parts.query or parts.fragment:
-        raise FatalError(f"--api-url {url!r} has a query or fragment: {hint}")
+        raise FatalError(f"--api-url {display_url(url)!r} has a query or fragment: {hint}")
     if parts.scheme == "http" and not _is_loopback(parts.hostname):
         raise FatalError(
-            f"--api-url {url!r} is plain http to another machine: the token would cross the "
-            "network in clear text. Use https (plain http is accepted only for loopback "
-            "addresses: 127.0.0.0/8, ::1, localhost)"
+            f"--api-url {display_url(url)!r} is plain http to another machine: the token would "
+            "cross the network in clear text. Use https (plain http is accepted only for "
+            "loopback addresses: 127.0.0.0/8, localhost)"
         )
 
 
 def _is_loopback(host: str) -> bool:
-    """`host` is `localhost` or a loopback IP address (127.0.0.0/8, ::1)."""
+    """`host` is `localhost` or an IPv4 loopback address (127.0.0.0/8). IPv6 literals are
+    left out: PyGithub cannot parse `http://[::1]:PORT` (urllib3 InvalidURL)."""
     if host.lower() == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        address = ipaddress.ip_address(host)
     except ValueError:
         return False
+    return address.version == 4 and address.is_loopback
 
 
 def check_base(base: str) -> None:
