@@ -26,10 +26,13 @@ import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
+from generator.checkout import checkout
 from generator.errors import FatalError
-from generator.flatc import flatc_version
+from generator.flatc import find_flatc, flatc_version, pinned_flatbuffers_version
+from generator.sources import PinnedSource
 
 #: Where a library keeps the reader package (must equal et_pte.LIBRARY_READER_DIR).
 READER_DIR = "extras/tools/pte_schema"
@@ -179,3 +182,40 @@ def write_program_reader(flatc: Path, schema_dir: Path, runtime: Path, dest: Pat
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return dest
+
+
+@dataclass(frozen=True)
+class ReaderPackage:
+    """What the program reader step made.
+
+    Attributes:
+        folder: the package (`<library>/READER_DIR`); what `models.ops_in_pte` and
+            `et_pte.load_reader` take.
+        flatc, flatc_version: the flatc that generated it (the pinned FlatBuffers' version).
+    """
+
+    folder: Path
+    flatc: Path
+    flatc_version: str
+
+
+def program_reader(
+    flatbuffers: PinnedSource, schema_dir: Path, dest: Path, cache_dir: Path
+) -> ReaderPackage:
+    """The build step: write the program reader of `schema_dir` (the ref's `schema/`) to
+    `dest` with a flatc of the pinned FlatBuffers version (found or built as for the schema
+    headers) and the runtime of the `flatbuffers` checkout.
+
+    Raises:
+        FatalError: see `pinned_flatbuffers_version`, `find_flatc`, `write_program_reader`.
+    """
+    version = pinned_flatbuffers_version(flatbuffers.path)
+    flatc = find_flatc(version, flatbuffers.url, flatbuffers.sha, cache_dir)
+    tree = flatbuffers.path
+    if not (tree / RUNTIME_PATH / "__init__.py").is_file():
+        # Building flatc checks the same cached clone out with only what its build needs:
+        # check the component's paths out again (the commit is cached, nothing is fetched).
+        component = flatbuffers.component
+        tree = checkout(flatbuffers.url, flatbuffers.sha, component.checkout, cache_dir).path
+    write_program_reader(flatc, schema_dir, tree / RUNTIME_PATH, dest)
+    return ReaderPackage(dest, flatc, version)

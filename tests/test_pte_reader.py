@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
 
 import et_pte
-from et_fixture import DYNAMIC_ADD, FIXTURE_PTE, XNNPACK_ADD
+from et_fixture import DYNAMIC_ADD, FIXTURE_PTE, XNNPACK_ADD, commit_all, init_repo, write_tree
 from reader_fixture import (
     flatc_json,
     pypi_runtime,
@@ -27,13 +27,20 @@ from reader_fixture import (
     write_wheel_reader,
 )
 
+from generator.checkout import checkout
+from generator.components import load_component
 from generator.errors import FatalError
+from generator.flatc import BUILD_PATHS
 from generator.pte_reader import (
     GENERATED_MODULE,
+    READER_DIR,
+    RUNTIME_PATH,
     file_identifier,
+    program_reader,
     relative_runtime_imports,
     write_program_reader,
 )
+from generator.sources import PinnedSource
 
 #: Every .pte fixture: ExecuTorch's example models and ours exported with the 1.5.1 wheel.
 FIXTURES = [FIXTURE_PTE / "AddModel.pte", FIXTURE_PTE / "KeywordSpotting.pte"]
@@ -149,6 +156,37 @@ def test_failures_leave_the_folder_as_it_was(tmp_path: Path) -> None:
         write_program_reader(flatc, schema, tmp_path, dest)
     assert sorted(p.name for p in dest.parent.iterdir()) == ["pte_schema"]
     assert [p.name for p in dest.iterdir()] == ["kept.py"]
+
+
+def test_the_build_step_uses_the_pinned_flatc_and_runtime(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A FlatBuffers repository at 24.3.25 with its Python runtime, checked out as the build
+    # does; then narrowed to flatc's build paths, as building flatc from it does.
+    flatc, schema, runtime = inputs()
+    monkeypatch.setenv("FLATC", str(flatc))
+    repo = init_repo(tmp_path / "flatbuffers")
+    write_tree(
+        repo,
+        {
+            "LICENSE": "Apache License 2.0\n",
+            "include/flatbuffers/base.h": "#define FLATBUFFERS_VERSION_MAJOR 24\n"
+            "#define FLATBUFFERS_VERSION_MINOR 3\n#define FLATBUFFERS_VERSION_REVISION 25\n",
+            **{f"{RUNTIME_PATH}/{p.name}": p.read_bytes() for p in runtime.glob("*.py")},
+        },
+    )
+    sha = commit_all(repo, "flatbuffers")
+    component = load_component("flatbuffers")
+    cache = tmp_path / "cache"
+    work = checkout(str(repo), sha, component.checkout, cache).path
+    pinned = PinnedSource(component, str(repo), sha, work)
+    first = program_reader(pinned, schema, tmp_path / "a" / READER_DIR, cache)
+    assert (first.flatc, first.flatc_version) == (flatc, "24.3.25")
+    checkout(str(repo), sha, BUILD_PATHS, cache)
+    assert not (work / RUNTIME_PATH).exists()
+    second = program_reader(pinned, schema, tmp_path / "b" / READER_DIR, cache)
+    assert tree(first.folder) == tree(second.folder)
+    assert et_pte.load_reader(second.folder).file_identifier == "ET12"
 
 
 # --- what it reads, against flatc's JSON ------------------------------------------------

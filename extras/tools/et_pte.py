@@ -180,7 +180,9 @@ def load_reader(folder: str | Path) -> ProgramReader:
         spec.loader.exec_module(package)
         schema = importlib.import_module(f"{name}.{READER_MODULE}")
         identifier = str(package.FILE_IDENTIFIER)
-        schema.Program.GetRootAs  # noqa: B018 - the root table ExecuTorch's schema declares
+        # The root table ExecuTorch's schema declares, and its file identifier check.
+        schema.Program.GetRootAs  # noqa: B018
+        schema.Program.ProgramBufferHasIdentifier  # noqa: B018
     except Exception as e:  # a damaged or foreign package: SyntaxError, ImportError...
         for module in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
             del sys.modules[module]
