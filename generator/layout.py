@@ -19,6 +19,8 @@ GENERATED_PATHS: tuple[str, ...] = (
 EXAMPLES: tuple[str, ...] = ("HelloExecuTorch", "AddModel", "KeywordSpotting")
 
 PIN_FILE = "executorch_pin.txt"
+#: The Library Manager's metadata (its `version=` is the library version).
+PROPERTIES_FILE = "library.properties"
 PROVENANCE_FILE = "extras/PROVENANCE.txt"
 #: The generated kernel registration sources live here, below src/.
 CODEGEN_DIR = "src/executorch/codegen"

@@ -35,9 +35,14 @@ from generator.compare import (
     size_table,
 )
 from generator.errors import FatalError
-from generator.layout import CHECK_REPORT_FILE, CODEGEN_DIR, PIN_FILE, PROVENANCE_FILE
+from generator.layout import (
+    CHECK_REPORT_FILE,
+    CODEGEN_DIR,
+    PIN_FILE,
+    PROPERTIES_FILE,
+    PROVENANCE_FILE,
+)
 from generator.markdown import code_list, table
-from generator.sync import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME, PROPERTIES_FILE
 from generator.sync import git as g
 from generator.version import highest, is_greater, parse, suggest_next
 
@@ -69,7 +74,7 @@ class ReleaseOptions:
     ref: str = "main"
     retag: bool = False
     identity: g.Identity = field(
-        default_factory=lambda: g.Identity(DEFAULT_BOT_NAME, DEFAULT_BOT_EMAIL)
+        default_factory=lambda: g.Identity(g.DEFAULT_BOT_NAME, g.DEFAULT_BOT_EMAIL)
     )
     notes: Path | None = None
     work_dir: Path | None = None

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from generator.release import ReleaseOptions, ReleaseResult
     from generator.sync.git import GitEnv
 
-#: Shown in --help; `generator.sync.DEFAULT_BOT_*` are the values (not imported at parse time,
+#: Shown in --help; `generator.sync.git.DEFAULT_BOT_*` are the values (not imported at parse time,
 #: which would load GitPython and PyGithub for every verb).
 _BOT_NAME_HELP = "executorch-arduino-bot"
 _BOT_EMAIL_HELP = "executorch-arduino-bot@users.noreply.github.com"
@@ -77,8 +77,7 @@ def release(args: argparse.Namespace) -> int:
         raise FatalError (exit 1).
     """
     from generator.release import ReleaseOptions
-    from generator.sync import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
-    from generator.sync.git import Identity
+    from generator.sync.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME, Identity
 
     token = os.environ.pop("GITHUB_TOKEN", None)
     options = ReleaseOptions(

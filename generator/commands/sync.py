@@ -1,15 +1,183 @@
-"""`python -m generator sync`: regenerate the library from a ref and open or update its PR."""
+"""`python -m generator sync`: regenerate the library from a ref and open (or update) its pull
+request on the library repo, with the `check` report attached.
+
+Data flows one way, one named step each: clone the library repo -> build the library
+(`generator.commands.build`) -> replace the generated paths on the sync branch -> refuse a
+closed pull request, someone else's commits and a reused or lower version -> lint -> check
+(`generator.commands.check`) -> commit and push -> pull request -> older sync pull requests
+closed as superseded. Everything happens in a temporary clone; the library repo changes only
+by the push of our own `sync/` branch and the pull request, and a push is undone if the pull
+request then fails. Only once the pull request stands are the other open sync pull requests
+closed and their branches deleted (a failure there is a warning: the new pull request stays).
+
+The steps' modules, in `generator.sync`: `inputs` (token, repo, API URL, base checked up
+front), `git` (thin GitPython helpers, token handling), `tree` (replace generated paths),
+`version` (reused, relabelled or not greater versions refused), `report` (the check report as
+committed), `body` (pull request text), `github` (PyGithub with retries: the sync pull request,
+closed and superseded ones).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal, Protocol
 
-from generator.commands.build import options_from_args
-from generator.sync import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME, SyncOptions, run_sync
-from generator.sync.git import Identity
-from generator.sync.github import DEFAULT_API_URL
+from git import GitCommandError, Repo
+
+from generator.checkout import default_cache_dir
+from generator.commands.build import BuildOptions, BuildResult, build_library, options_from_args
+from generator.commands.check import run_check
+from generator.errors import FatalError
+from generator.layout import (
+    CHECK_REPORT_FILE,
+    CODEGEN_DIR,
+    GENERATED_PATHS,
+    PIN_FILE,
+    PROPERTIES_FILE,
+    PROVENANCE_FILE,
+)
+from generator.lint import lint_library
+from generator.sync import git as g
+from generator.sync.body import (
+    PullRequestFacts,
+    commit_message,
+    emulated_runs,
+    kernel_names,
+    pr_title,
+    render_body,
+    size_rows,
+    workflow_token_note,
+)
+from generator.sync.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
+from generator.sync.github import (
+    DEFAULT_API_URL,
+    SYNC_LABEL,
+    ClosedPull,
+    GitHubRepo,
+    PullRequestResult,
+    SyncPull,
+    redact,
+)
+from generator.sync.inputs import check_api_url, check_base, check_repo, clean_token
+from generator.sync.report import committed_report
+from generator.sync.tree import read_texts, replace_generated
+from generator.sync.version import (
+    check_not_relabelled,
+    check_version_greater,
+    check_version_unused,
+)
+from generator.urls import display_url, refuse_credentials
+from generator.version import check_explicit_version
+from generator.workflows import installed_drift
+
+#: Files whose change alone does not make a sync worth a pull request.
+_VOLATILE = frozenset({PROVENANCE_FILE, CHECK_REPORT_FILE})
+#: Every sync branch starts with this (other open sync pull requests are superseded).
+SYNC_PREFIX = "sync/"
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+
+
+class CheckReportLike(Protocol):
+    """What sync needs of `generator.check.report.CheckReport`."""
+
+    @property
+    def passed(self) -> bool: ...
+
+    def to_markdown(self) -> str: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+#: build(options, out) -> BuildResult; writes the library to `out` (must not exist).
+BuildFn = Callable[[BuildOptions, Path], BuildResult]
+#: check(library, options) -> report.
+CheckFn = Callable[[Path, "SyncOptions"], CheckReportLike]
+#: connect(api_url, repo, token) -> GitHubRepo.
+ConnectFn = Callable[[str, str, str], GitHubRepo]
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    """What `python -m generator sync` was asked to do.
+
+    Attributes:
+        build: the build options, passed on to `build_library` (ref, version, op set, examples).
+        repo: the library repo on GitHub, OWNER/NAME.
+        remote: git URL to clone and push (None: the repo's clone URL from the API).
+        base: branch the pull request targets; never pushed to.
+        dry_run: build, check and render, but push nothing and call no GitHub API.
+        api_url: GitHub REST API root (GitHub Enterprise: https://HOST/api/v3).
+        identity: author and committer of the sync commit.
+        compiler, run: passed on to `check` (toolchain back end; whether to run emulated).
+        work_dir: where the clone and the build go and stay (for inspection); None: a
+            temporary folder, removed at the end.
+        keep_older: leave the other open sync pull requests open (default: close them as
+            superseded and delete their branches); their versions then count as used.
+        recreate: open a pull request for the sync branch even though the last one from it
+            was closed without merging (default: say so and stop, exit 0).
+        workflow_token: the token is the Actions GITHUB_TOKEN, whose pushes start no workflow:
+            the body (and the step summary) say that CI did not run and how to fix it.
+        step_summary: file to append that note to (`$GITHUB_STEP_SUMMARY`); None: none.
+    """
+
+    build: BuildOptions
+    repo: str
+    remote: str | None = None
+    base: str = "main"
+    dry_run: bool = False
+    api_url: str = DEFAULT_API_URL
+    identity: g.Identity = field(
+        default_factory=lambda: g.Identity(DEFAULT_BOT_NAME, DEFAULT_BOT_EMAIL)
+    )
+    compiler: str = "auto"
+    run: bool = True
+    work_dir: Path | None = None
+    keep_older: bool = False
+    recreate: bool = False
+    workflow_token: bool = False
+    step_summary: Path | None = None
+
+
+@dataclass
+class SyncResult:
+    """What sync did.
+
+    Attributes:
+        status: "opened" / "updated" a pull request, "in-sync" (nothing to do), "closed" (the
+            sync branch's pull request was closed without merging; nothing done), or
+            "dry-run".
+        branch: the sync branch; sha: the ExecuTorch SHA; version: the library version.
+        commit: the library commit on the sync branch (None when nothing was committed).
+        pull: the pull request (opened/updated only); body: its text (None when in sync).
+        upstream_version: the ref's version.txt, verbatim.
+        closed: the closed pull request ("closed" only).
+        superseded: numbers of the older sync pull requests this sync closed.
+    """
+
+    status: Literal["opened", "updated", "in-sync", "closed", "dry-run"]
+    branch: str
+    sha: str
+    version: str
+    commit: str | None = None
+    pull: PullRequestResult | None = None
+    body: str | None = None
+    upstream_version: str = ""
+    closed: ClosedPull | None = None
+    superseded: list[int] = field(default_factory=list)
+
+
+def sync_branch(sha: str) -> str:
+    """`sync/executorch-<first 12 hex digits of the SHA>`."""
+    return f"{SYNC_PREFIX}executorch-{sha[:12]}"
 
 
 def sync(args: argparse.Namespace) -> int:
@@ -36,7 +204,7 @@ def sync(args: argparse.Namespace) -> int:
         base=args.base,
         dry_run=args.dry_run,
         api_url=args.api_url or DEFAULT_API_URL,
-        identity=Identity(args.bot_name or DEFAULT_BOT_NAME, args.bot_email or DEFAULT_BOT_EMAIL),
+        identity=g.Identity(args.bot_name or DEFAULT_BOT_NAME, args.bot_email or DEFAULT_BOT_EMAIL),
         compiler=args.compiler,
         run=not args.no_run,
         keep_older=args.keep_older,
@@ -46,3 +214,591 @@ def sync(args: argparse.Namespace) -> int:
     )
     run_sync(options, token)
     return 0
+
+
+def _default_build(options: BuildOptions, out: Path) -> BuildResult:
+    return build_library(options, out)
+
+
+def _default_check(library: Path, options: SyncOptions) -> CheckReportLike:
+    return run_check(
+        library,
+        examples=list(options.build.examples) if options.build.examples else None,
+        compiler=options.compiler,
+        run=options.run,
+        cache_dir=options.build.cache_dir,
+    )
+
+
+def _default_connect(api_url: str, repo: str, token: str) -> GitHubRepo:
+    return GitHubRepo(api_url, repo, token)
+
+
+def _stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _stdout(text: str) -> None:
+    print(text, flush=True)
+
+
+def run_sync(
+    options: SyncOptions,
+    token: str | None,
+    *,
+    build: BuildFn = _default_build,
+    check: CheckFn = _default_check,
+    connect: ConnectFn = _default_connect,
+    say: Callable[[str], None] = _stderr,
+    emit: Callable[[str], None] = _stdout,
+) -> SyncResult:
+    """Regenerate the library from `options.build.executorch_ref` and open or update its
+    sync pull request.
+
+    Args:
+        options: see `SyncOptions`.
+        token: GitHub token (from GITHUB_TOKEN; surrounding whitespace is dropped); needed
+            unless `dry_run`. Never printed, never written to git config or to disk.
+        build, check, connect: the build, check and GitHub back ends (tests inject their own).
+        say: progress lines (stderr); emit: results for the user (stdout: the report, body).
+    Returns:
+        What was done (see `SyncResult`).
+    Raises:
+        FatalError: bad options (repo, API URL, base branch, a token with spaces, control or
+            non-ASCII characters), missing token, an API URL that is not GitHub's, GitHub or
+            git failures (401, 403, 404, 422, rate limits and 5xx after bounded retries,
+            network down, protected branch, push rejected), unknown ref (from the build), a
+            reused version, a version not above every published one, a relabelled pin, a
+            maintainer's commits on the sync branch, or a failing check. The library repo is
+            left as it was (a push is undone when anything after it fails, even unexpectedly).
+            Failing to close a superseded pull request, delete its branch or write the step
+            summary is a warning (on `say`), not an error.
+    """
+    token = clean_token(token)
+    check_repo(options.repo)
+    check_api_url(options.api_url)
+    if options.remote is not None:
+        refuse_credentials(options.remote, "--remote")
+    refuse_credentials(options.build.executorch_repo, "--executorch-repo")
+    check_base(options.base)
+    if options.build.library_version is not None:
+        check_explicit_version(options.build.library_version)
+    gh: GitHubRepo | None = None
+    remote = options.remote
+    if not options.dry_run:
+        if not token:
+            raise FatalError(
+                "GITHUB_TOKEN is not set: export a token with contents: write and "
+                "pull-requests: write on the library repo (or use --dry-run)"
+            )
+        gh = connect(options.api_url, options.repo, token)
+        info = gh.preflight()
+        remote = remote or info.clone_url
+    remote = remote or f"https://github.com/{options.repo}.git"
+
+    with _work_folder(options.work_dir) as work, g.git_env(token) as genv:
+        run = _Run(options, work, genv, gh, build, check, say, emit)
+        try:
+            return _sync_in(run, remote)
+        except g.GitFailure as e:
+            raise g.describe_git_failure(e, genv, "work in the clone of the library repo") from None
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every step of one sync shares: the options, the work folder, git's environment
+    (the token), GitHub (None: a dry run), the back ends and the two output streams."""
+
+    options: SyncOptions
+    work: Path
+    genv: g.GitEnv
+    gh: GitHubRepo | None
+    build: BuildFn
+    check: CheckFn
+    say: Callable[[str], None]
+    emit: Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class _Clone:
+    """The clone of the library repo: `lib`, and the base branch as it was cloned."""
+
+    lib: Repo
+    base_rev: str
+
+    @property
+    def worktree(self) -> Path:
+        return Path(self.lib.working_dir)
+
+
+def _sync_in(run: _Run, remote: str) -> SyncResult:
+    """The steps of `run_sync`, in the work folder (see there)."""
+    options = run.options
+    clone = _clone(run, remote)
+    built, branch = _build(run)
+    if not _replace(run, clone, built, branch):
+        run.emit(
+            f"already in sync: {options.base} has ExecuTorch {built.sha[:12]} as library "
+            f"{built.library_version}; no pull request needed"
+        )
+        return SyncResult(
+            "in-sync",
+            branch,
+            built.sha,
+            built.library_version,
+            upstream_version=built.upstream_version,
+        )
+    closed = _closed_pull(run, branch)
+    if closed is not None:
+        run.emit(_closed_message(closed, branch, built))
+        return SyncResult(
+            "closed",
+            branch,
+            built.sha,
+            built.library_version,
+            upstream_version=built.upstream_version,
+            closed=closed,
+        )
+    older = _older_pulls(run, branch)
+    old_remote = _refuse_foreign_commits(run, clone, branch)
+    _refuse_versions(run, clone, built, branch, older)
+    _lint(run, clone, built)
+    report, report_dict = _check(run, clone, built)
+    changes = g.staged_changes(clone.lib, clone.base_rev, GENERATED_PATHS, run.genv)
+
+    facts = _facts(run, clone, built, branch, changes, report, report_dict)
+    body = render_body(facts)
+    title = pr_title(facts)
+    if options.dry_run or run.gh is None:
+        also = "" if options.keep_older else ", and close the other open sync pull requests"
+        run.emit(f"dry run: would push {branch} and open or update a pull request{also}:\n")
+        run.emit(f"# {title}\n\n{body}")
+        return SyncResult(
+            "dry-run",
+            branch,
+            built.sha,
+            built.library_version,
+            body=body,
+            upstream_version=built.upstream_version,
+        )
+
+    new_commit, pushed = _commit_and_push(run, clone, built, branch, old_remote)
+    pull = _pull_request(run.gh, run, clone, branch, title, body, old_remote, new_commit, pushed)
+    superseded = [
+        old.number for old in older or [] if _supersede(run.gh, run, clone, old, pull, built)
+    ]
+    if options.workflow_token and options.step_summary is not None:
+        _append_step_summary(options.step_summary, pull, run.say)
+    return SyncResult(
+        "opened" if pull.created else "updated",
+        branch,
+        built.sha,
+        built.library_version,
+        commit=new_commit,
+        pull=pull,
+        body=body,
+        upstream_version=built.upstream_version,
+        superseded=superseded,
+    )
+
+
+def _clone(run: _Run, remote: str) -> _Clone:
+    """Clone the library repo into the work folder.
+
+    Raises:
+        FatalError: the repo has no base branch.
+    """
+    run.say(f"cloning the library repo {run.genv.redact(display_url(remote))}")
+    lib = g.clone(remote, run.work / "library", run.genv)
+    base = run.options.base
+    if g.remote_branch_sha(lib, base) is None:
+        raise FatalError(
+            f"the library repo has no branch {base!r}: push an initial commit "
+            "(e.g. a README) to it, or pass --base"
+        )
+    return _Clone(lib, f"refs/remotes/origin/{base}")
+
+
+def _build(run: _Run) -> tuple[BuildResult, str]:
+    """Build the library into the work folder; returns it and its sync branch.
+
+    Raises:
+        FatalError: the build failed, reported no full SHA, or its branch is the base.
+    """
+    options = run.options
+    run.say(f"building the library from ExecuTorch {options.build.executorch_ref}")
+    built = run.build(options.build, run.work / "build" / "ExecuTorch")
+    if not _SHA.match(built.sha):
+        raise FatalError(f"the build reported pin {built.sha!r}, not a full SHA")
+    branch = sync_branch(built.sha)
+    if branch == options.base:
+        raise FatalError(f"refusing to push to the base branch {options.base!r}")
+    return built, branch
+
+
+def _replace(run: _Run, clone: _Clone, built: BuildResult, branch: str) -> bool:
+    """Branch `branch` from the base and replace the generated paths with the build's.
+
+    Returns:
+        Whether anything but the volatile files (provenance, check report) changed.
+    """
+    g.checkout_branch(clone.lib, branch, clone.base_rev, run.genv)
+    skipped = replace_generated(clone.worktree, built.out)
+    if skipped:
+        run.say(f"not copied (not generated paths): {', '.join(skipped)}")
+    g.stage(clone.lib, GENERATED_PATHS, run.genv)
+    changes = g.staged_changes(clone.lib, clone.base_rev, GENERATED_PATHS, run.genv)
+    return any(path not in _VOLATILE for _, path in changes)
+
+
+def _closed_pull(run: _Run, branch: str) -> ClosedPull | None:
+    """The sync branch's last pull request when it was closed without merging (unless
+    --recreate; None in a dry run, which asks no API)."""
+    if run.gh is None or run.options.recreate:
+        return None
+    return run.gh.closed_pull(branch, run.options.base)
+
+
+def _older_pulls(run: _Run, branch: str) -> list[SyncPull] | None:
+    """The open sync pull requests this one supersedes ([] with --keep-older; None: unknown,
+    a dry run asks no API)."""
+    if run.options.keep_older:
+        return []
+    if run.gh is None:
+        return None
+    pulls = run.gh.open_sync_pulls(run.options.base, SYNC_PREFIX)
+    return [p for p in pulls if p.branch != branch]
+
+
+def _refuse_foreign_commits(run: _Run, clone: _Clone, branch: str) -> str | None:
+    """Refuse to replace the remote sync branch when someone other than the bot committed on
+    it (commits the base lacks): a force push would silently discard them.
+
+    Returns:
+        The remote sync branch's tip (None: it does not exist yet).
+    """
+    tip = g.remote_branch_sha(clone.lib, branch)
+    if tip is None:
+        return None
+    identity = run.options.identity
+    foreign = g.foreign_commits(clone.lib, tip, clone.base_rev, identity)
+    if foreign:
+        shown = "\n".join(f"  {line}" for line in foreign[:10])
+        raise FatalError(
+            f"the sync branch {branch} on the library repo has commits by someone other than "
+            f"the bot ({identity.name} <{identity.email}>):\n{shown}\nsync would replace "
+            "them: merge the pull request or take the changes elsewhere, then delete the "
+            "branch, and run sync again"
+        )
+    return tip
+
+
+def _refuse_versions(
+    run: _Run,
+    clone: _Clone,
+    built: BuildResult,
+    branch: str,
+    older: list[SyncPull] | None,
+) -> None:
+    """Refuse a relabelling of the pin the base branch publishes, a version the library repo
+    already uses for another pin (base history, tags, other sync branches but those about to
+    be superseded: `older`, or every other one in a dry run), and a version not greater than
+    every published one (tags, the base branch's)."""
+    lib, base_rev, base = clone.lib, clone.base_rev, run.options.base
+    not_counted: Collection[str]
+    if older is None:
+        # a dry run cannot ask which are open: it assumes every other one would be superseded
+        not_counted = g.remote_branches(lib, SYNC_PREFIX)
+    else:
+        not_counted = {p.branch for p in older}
+    base_pin_text = g.file_at(lib, base_rev, PIN_FILE)
+    base_pin = base_pin_text.strip() if base_pin_text else None
+    base_version = g.properties_version(g.file_at(lib, base_rev, PROPERTIES_FILE))
+    check_not_relabelled(built.library_version, built.sha, base_version, base_pin, base)
+    others = [
+        (f"refs/remotes/origin/{name}", f"on the sync branch {name}")
+        for name in g.remote_branches(lib, SYNC_PREFIX)
+        if name != branch and name not in not_counted
+    ]
+    uses = [
+        *g.versions_in_history(lib, base_rev, PROPERTIES_FILE, PIN_FILE, f"on {base}"),
+        *g.versions_at(lib, [*g.tag_revs(lib), *others], PROPERTIES_FILE, PIN_FILE),
+    ]
+    tags = g.tag_names(lib)
+    check_version_unused(built.library_version, built.sha, tags, uses)
+    check_version_greater(built.library_version, built.sha, tags, base_version, base_pin, base)
+
+
+def _lint(run: _Run, clone: _Clone, built: BuildResult) -> None:
+    """Lint the library repo's work tree as the Library Manager will.
+
+    Raises:
+        FatalError: a finding (the findings are emitted first).
+    """
+    run.say("linting the library repo as the Library Manager will")
+    linted = lint_library(clone.worktree)
+    if not linted.passed:
+        run.emit(linted.to_markdown())
+        raise FatalError(
+            f"the library repo with ExecuTorch {built.sha[:12]} fails {linted.counts()} of the "
+            "Library Manager's rules (printed above; `python -m generator lint` names each "
+            "rule), so the Library Manager would not publish it; no pull request was opened "
+            "or updated"
+        )
+
+
+def _check(run: _Run, clone: _Clone, built: BuildResult) -> tuple[CheckReportLike, dict[str, Any]]:
+    """Check the built library, write its report as committed into the work tree and stage
+    it; returns the report and that committed form.
+
+    Raises:
+        FatalError: the check failed (the report is emitted first).
+    """
+    run.say("checking the regenerated library")
+    report = run.check(built.out, run.options)
+    # The library's own report names it relative to itself and holds nothing that changes
+    # from run to run (times, cache counts, this machine's paths), so re-syncing an unchanged
+    # ref writes the same file.
+    roots = {
+        built.out: ".",
+        run.work: "<work>",
+        run.options.build.cache_dir or default_cache_dir(): "<cache>",
+    }
+    report_dict = committed_report(report.to_dict(), roots)
+    for part in (report_dict, report_dict.get("model_check")):
+        if isinstance(part, dict) and "library" in part:
+            part["library"] = "."
+    report_path = clone.worktree / CHECK_REPORT_FILE
+    report_path.parent.mkdir(parents=True, exist_ok=True)
+    report_path.write_text(json.dumps(report_dict, indent=2, sort_keys=True) + "\n")
+    if not report.passed:
+        run.emit(report.to_markdown())
+        raise FatalError(
+            f"check failed for ExecuTorch {built.ref} ({built.sha[:12]}); no pull request "
+            "was opened or updated (the report is printed above)"
+        )
+    g.stage(clone.lib, GENERATED_PATHS, run.genv)
+    return report, report_dict
+
+
+def _facts(
+    run: _Run,
+    clone: _Clone,
+    built: BuildResult,
+    branch: str,
+    changes: list[tuple[str, str]],
+    report: CheckReportLike,
+    report_dict: dict[str, Any],
+) -> PullRequestFacts:
+    """Gather what the body says, comparing the regenerated tree with the base branch."""
+    lib, base_rev = clone.lib, clone.base_rev
+    base_pin_text = g.file_at(lib, base_rev, PIN_FILE)
+    base_report_text = g.file_at(lib, base_rev, CHECK_REPORT_FILE)
+    base_report: dict[str, Any] | None = None
+    if base_report_text:
+        try:
+            loaded = json.loads(base_report_text)
+            base_report = loaded if isinstance(loaded, dict) else None
+        except json.JSONDecodeError:
+            base_report = None
+    by_status: dict[str, list[str]] = {"A": [], "D": [], "M": []}
+    for status, path in changes:
+        by_status.setdefault(status, []).append(path)
+    return PullRequestFacts(
+        ref=built.ref,
+        sha=built.sha,
+        base_pin=base_pin_text.strip() if base_pin_text else None,
+        upstream_version=built.upstream_version,
+        library_version=built.library_version,
+        base_version=g.properties_version(g.file_at(lib, base_rev, PROPERTIES_FILE)),
+        op_set=list(built.op_set),
+        kernels=kernel_names(read_texts(built.out / CODEGEN_DIR, built.out)),
+        base_kernels=kernel_names(g.files_under(lib, base_rev, CODEGEN_DIR)),
+        added=by_status["A"],
+        removed=by_status["D"],
+        changed=by_status["M"],
+        check_markdown=report.to_markdown().strip(),
+        check_passed=report.passed,
+        sizes=size_rows(report_dict, base_report),
+        runs=emulated_runs(report_dict),
+        base_has_report=base_report is not None,
+        branch=branch,
+        base=run.options.base,
+        ci_note=workflow_token_note() if run.options.workflow_token else None,
+        workflow_drift=installed_drift(clone.worktree),
+    )
+
+
+def _commit_and_push(
+    run: _Run, clone: _Clone, built: BuildResult, branch: str, old_remote: str | None
+) -> tuple[str, bool]:
+    """Commit the staged tree as the bot and push it to the sync branch with a lease on
+    `old_remote` (not when the branch already holds this tree).
+
+    Returns:
+        (the sync branch's commit, whether it was pushed now).
+    """
+    lib = clone.lib
+    new_commit = g.commit(
+        lib,
+        commit_message(built.ref, built.sha, built.library_version, built.upstream_version),
+        run.options.identity,
+        run.genv,
+    )
+    if old_remote is not None and lib.commit(old_remote).tree == lib.commit(new_commit).tree:
+        run.say(f"{branch} already holds this tree; not pushing")
+        return old_remote, False
+    run.say(f"pushing {branch}")
+    g.push_with_lease(
+        lib, new_commit, branch, old_remote, run.genv, f"push {branch} to the library repo"
+    )
+    return new_commit, True
+
+
+def _pull_request(
+    gh: GitHubRepo,
+    run: _Run,
+    clone: _Clone,
+    branch: str,
+    title: str,
+    body: str,
+    old_remote: str | None,
+    new_commit: str,
+    pushed: bool,
+) -> PullRequestResult:
+    """Open or update the sync pull request; whatever goes wrong (Ctrl-C included), a push
+    made now is undone first, so the library repo never keeps a pushed branch without its
+    pull request.
+
+    Raises:
+        FatalError: GitHub refused or failed (unexpected errors are named as such).
+    """
+    try:
+        pull = gh.open_or_update(branch, run.options.base, title, body, SYNC_LABEL)
+    except BaseException as e:
+        if pushed:
+            _undo_push(clone.lib, branch, old_remote, new_commit, run.genv, run.say)
+        if isinstance(e, FatalError):
+            raise e from None
+        if isinstance(e, Exception):
+            undone = f"; {branch} was put back as it was" if pushed else ""
+            raise FatalError(
+                f"could not open or update the pull request for {branch}: unexpected "
+                f"{type(e).__name__}: {redact(str(e), run.genv.token)}{undone}; run sync again, "
+                "and report this if it persists"
+            ) from None
+        raise
+    if pull.label_warning:
+        run.say(
+            f"warning: pull request #{pull.number} is ready but has no {SYNC_LABEL!r} label: "
+            f"{pull.label_warning}"
+        )
+    verb = "opened" if pull.created else "updated"
+    run.emit(f"{verb} pull request #{pull.number}: {pull.url}")
+    return pull
+
+
+def _closed_message(closed: ClosedPull, branch: str, built: BuildResult) -> str:
+    """What sync says when the sync branch's last pull request was closed without merging."""
+    who = f" by {closed.closed_by}" if closed.closed_by else ""
+    when = f" on {closed.closed_at:%Y-%m-%d %H:%M} UTC" if closed.closed_at else ""
+    return (
+        f"pull request #{closed.number} ({closed.url}) for {branch} (ExecuTorch "
+        f"{built.sha[:12]}, library {built.library_version}) was closed without merging{who}"
+        f"{when}; not recreating it. Pass --recreate to open a new one anyway."
+    )
+
+
+def _supersede(
+    gh: GitHubRepo,
+    run: _Run,
+    clone: _Clone,
+    old: SyncPull,
+    pull: PullRequestResult,
+    built: BuildResult,
+) -> bool:
+    """Close the older sync pull request `old`, comment naming `pull`, and delete its branch
+    (force-with-lease on the tip sync cloned, so a push since then keeps it; a branch with
+    commits by anyone but the bot is kept). Closing comes first: a run that fails half-way
+    and is repeated then no longer finds it open, so it is never commented twice. Failures are
+    warnings.
+
+    Returns:
+        Whether `old` was closed.
+    """
+    say, lib = run.say, clone.lib
+    comment = (
+        f"Superseded by #{pull.number} (ExecuTorch {built.sha[:12]}, "
+        f"library {built.library_version})"
+    )
+    try:
+        gh.close_pull(old.number)
+    except FatalError as e:
+        say(f"warning: could not close the superseded pull request #{old.number}: {e}")
+        return False
+    try:
+        gh.comment(old.number, comment)
+    except FatalError as e:
+        say(f"warning: closed superseded pull request #{old.number} without a comment: {e}")
+    tip = g.remote_branch_sha(lib, old.branch)
+    if tip is None:
+        run.emit(f"closed superseded pull request #{old.number}")
+        return True
+    try:
+        foreign = g.foreign_commits(lib, tip, clone.base_rev, run.options.identity)
+        if foreign:
+            say(
+                f"warning: closed superseded pull request #{old.number} but kept its branch "
+                f"{old.branch}: it has commits by someone other than the bot"
+            )
+            return True
+        g.push_with_lease(lib, "", old.branch, tip, run.genv, f"delete the branch {old.branch}")
+    except (FatalError, g.GitFailure, GitCommandError) as e:
+        said = str(e) if isinstance(e, FatalError) else type(e).__name__
+        say(
+            f"warning: closed superseded pull request #{old.number} but could not delete "
+            f"its branch: {run.genv.redact(said)}"
+        )
+        return True
+    run.emit(f"closed superseded pull request #{old.number} and deleted its branch {old.branch}")
+    return True
+
+
+def _append_step_summary(path: Path, pull: PullRequestResult, say: Callable[[str], None]) -> None:
+    """Append the CI note for `pull` to the step summary file (append mode: other steps'
+    parts stay). A failure is a warning: the pull request stands."""
+    text = f"### Sync pull request [#{pull.number}]({pull.url})\n\n{workflow_token_note()}\n"
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        say(f"warning: could not append to the step summary {path}: {e}")
+
+
+@contextmanager
+def _work_folder(keep: Path | None) -> Iterator[Path]:
+    """`keep` (created, must be empty) or a temporary folder removed afterwards."""
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        if any(keep.iterdir()):
+            raise FatalError(f"work folder {keep} is not empty; give an empty or new folder")
+        yield keep
+        return
+    with tempfile.TemporaryDirectory(prefix="executorch-sync-") as tmp:
+        yield Path(tmp)
+
+
+def _undo_push(
+    lib: Repo,
+    branch: str,
+    old: str | None,
+    pushed: str,
+    genv: g.GitEnv,
+    say: Callable[[str], None],
+) -> None:
+    """Put the remote sync branch back as it was (deleted, or at `old`) after a failed PR."""
+    try:
+        g.push_with_lease(lib, old or "", branch, pushed, genv, f"restore {branch}")
+        say(f"restored {branch} on the library repo")
+    except FatalError as e:
+        say(f"could not restore {branch} on the library repo: {e}")

@@ -49,6 +49,11 @@ esac
 """
 
 
+#: The bot that commits syncs and tags releases, unless --bot-name/--bot-email say otherwise.
+DEFAULT_BOT_NAME = "executorch-arduino-bot"
+DEFAULT_BOT_EMAIL = "executorch-arduino-bot@users.noreply.github.com"
+
+
 @dataclass(frozen=True)
 class Identity:
     """Who the bot's commits are by (author and committer); never the machine's identity."""
