@@ -89,8 +89,6 @@ def build_parser() -> argparse.ArgumentParser:
         "when every step succeeded",
     )
     add_sync_parser(verbs)
-    from generator.commands.check import add_check_parser
-
     add_check_parser(verbs)
     from generator.commands.lint import add_lint_parser
 
@@ -102,6 +100,35 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_workflows_parser(verbs)
     return parser
+
+
+def add_check_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The `check` verb's options (parsing imports none of its stages)."""
+    check = verbs.add_parser(
+        "check",
+        help="model check, UNO Q compile with sizes, emulated and sanitizer runs, arena",
+    )
+    check.add_argument("library", type=Path, metavar="LIBRARY_DIR", help="the generated library")
+    add_list_option(check, "--example", metavar="NAME", help="check only these examples")
+    check.add_argument(
+        "--compiler",
+        choices=("auto", "arduino-cli", "gcc-arm"),
+        default="auto",
+        help="compile back end (default: auto = arduino-cli when it and the arduino:zephyr "
+        "core are installed, else gcc-arm)",
+    )
+    check.add_argument(
+        "--no-run", action="store_true", help="compile and measure only; run nothing"
+    )
+    check.add_argument(
+        "--json", type=Path, metavar="FILE", help="also write the report as JSON to FILE"
+    )
+    check.add_argument(
+        "--cache-dir",
+        type=Path,
+        metavar="DIR",
+        help="cache root; objects go to DIR/objects (default: the user cache folder)",
+    )
 
 
 def add_sync_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

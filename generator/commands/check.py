@@ -39,38 +39,8 @@ from generator.check.run import judge_run, run_emulated, run_host, stop_children
 from generator.check.sizes import dynamic_link, measure_elf, parse_arduino_cli, sizes_stage
 from generator.check.stages import StageResult, Status
 from generator.check.toolchains import GCC_ARM, HOST, Toolchain, select_toolchain
-from generator.cli_lists import add_list_option
 from generator.errors import FatalError
 from generator.lint import lint_library
-
-
-def add_check_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The `check` verb's options."""
-    check = verbs.add_parser(
-        "check",
-        help="model check, UNO Q compile with sizes, emulated and sanitizer runs, arena",
-    )
-    check.add_argument("library", type=Path, metavar="LIBRARY_DIR", help="the generated library")
-    add_list_option(check, "--example", metavar="NAME", help="check only these examples")
-    check.add_argument(
-        "--compiler",
-        choices=("auto", "arduino-cli", "gcc-arm"),
-        default="auto",
-        help="compile back end (default: auto = arduino-cli when it and the arduino:zephyr "
-        "core are installed, else gcc-arm)",
-    )
-    check.add_argument(
-        "--no-run", action="store_true", help="compile and measure only; run nothing"
-    )
-    check.add_argument(
-        "--json", type=Path, metavar="FILE", help="also write the report as JSON to FILE"
-    )
-    check.add_argument(
-        "--cache-dir",
-        type=Path,
-        metavar="DIR",
-        help="cache root; objects go to DIR/objects (default: the user cache folder)",
-    )
 
 
 def _write_json(path: Path, data: object) -> None:
