@@ -100,6 +100,20 @@ def test_reader_is_imported_by_path_alone(reader_dir: Path, tmp_path: Path) -> N
     assert again.schema is reader.schema and again.folder == copy
 
 
+def test_reading_a_reader_leaves_no_bytecode_beside_it(
+    reader_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A library's tree is published (and byte-identical from build to build): the build's
+    # model check must not add __pycache__ to it.
+    copy = shutil.copytree(reader_dir, tmp_path / "pte_schema")
+    (copy / "__init__.py").write_text((copy / "__init__.py").read_text() + "# another build\n")
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    reader = et_pte.load_reader(copy)
+    assert et_pte.read_program(ADD_MODEL.read_bytes(), reader).methods
+    assert not list(copy.rglob("__pycache__"))
+    assert sys.dont_write_bytecode is False  # as it was
+
+
 def test_a_missing_reader_is_named(tmp_path: Path) -> None:
     with pytest.raises(et_pte.SchemaError, match=r"^no program reader in .*regenerate"):
         et_pte.load_reader(tmp_path / "pte_schema")

@@ -176,6 +176,10 @@ def load_reader(folder: str | Path) -> ProgramReader:
         raise SchemaError(f"cannot import the program reader in {path}")
     package = importlib.util.module_from_spec(spec)
     sys.modules[name] = package
+    # No __pycache__ in the library: it is a published tree (the generator checks the one it
+    # is building), and may be read-only once installed.
+    write_bytecode = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
     try:
         spec.loader.exec_module(package)
         schema = importlib.import_module(f"{name}.{READER_MODULE}")
@@ -190,6 +194,8 @@ def load_reader(folder: str | Path) -> ProgramReader:
             f"the program reader in {path} does not import ({type(e).__name__}: {e}); "
             "regenerate the library"
         ) from None
+    finally:
+        sys.dont_write_bytecode = write_bytecode
     _IMPORTED[name] = (schema, identifier)
     return ProgramReader(path, schema, identifier)
 
