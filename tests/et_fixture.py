@@ -436,8 +436,10 @@ class Upstream:
 
 
 FLATC_SCRIPT = """#!/bin/sh
-# A stand-in flatc of one version: writes the two schema headers it is asked for.
+# A stand-in flatc of one version: writes the two schema headers it is asked for, and leaves
+# Python (the program reader) to the executorch wheel's real flatc.
 if [ "$1" = "--version" ]; then echo "flatc version {version}"; exit 0; fi
+if [ "$1" = "--python" ]; then exec "{real}" "$@"; fi
 out=""
 while [ $# -gt 0 ]; do
   case "$1" in -o) out="$2"; shift 2;; *.fbs) b=$(basename "$1" .fbs); mkdir -p "$out";
@@ -447,9 +449,31 @@ done
 """
 
 
+def wheel_flatc() -> Path | None:
+    """The executorch wheel's flatc (not imported), or None."""
+    spec = importlib.util.find_spec("executorch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        candidate = Path(location) / "data" / "bin" / "flatc"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def flatbuffers_runtime() -> dict[str, str | bytes]:
+    """FlatBuffers' Python runtime as the FlatBuffers repo holds it (python/flatbuffers/),
+    taken from the installed flatbuffers package; empty when it is not installed."""
+    spec = importlib.util.find_spec("flatbuffers")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    return {f"python/flatbuffers/{p.name}": p.read_bytes() for p in sorted(folder.glob("*.py"))}
+
+
 def make_flatc(path: Path, version: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(FLATC_SCRIPT.format(version=version))
+    path.write_text(FLATC_SCRIPT.format(version=version, real=wheel_flatc() or "false"))
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path
 
@@ -466,6 +490,7 @@ def make_upstream(tmp: Path, *, fb_version: str = "24.3.25") -> Upstream:
             "#define FLATBUFFERS_VERSION_REVISION {}\n".format(*fb_version.split(".")),
             "include/flatbuffers/flatbuffers.h": '#pragma once\n#include "flatbuffers/base.h"\n',
             "src/idl_parser.cpp": "// not vendored\n",
+            **flatbuffers_runtime(),
         },
     )
     fb_sha = commit_all(fb, "flatbuffers")

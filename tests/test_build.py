@@ -22,6 +22,7 @@ from et_fixture import (
     commit_all,
     git,
     make_flatc,
+    wheel_flatc,
     wheel_schema_dir,
     write_tree,
 )
@@ -525,8 +526,11 @@ add_executable(flatc src/flatc.c)
 FAKE_FLATC_C = r"""
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 int main(int argc, char** argv) {
   const char* out = ".";
+  /* Python (the program reader) is left to the executorch wheel's real flatc. */
+  if (argc > 1 && strcmp(argv[1], "--python") == 0) { execv("@REAL_FLATC@", argv); return 1; }
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--version") == 0) { puts("flatc version 24.3.25"); return 0; }
     if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) { out = argv[++i]; continue; }
@@ -552,7 +556,11 @@ def test_flatc_is_built_from_the_pinned_sources_when_none_matches(
 ) -> None:
     # A FlatBuffers tree whose CMake project builds a (tiny) flatc of the pinned version.
     write_tree(
-        upstream.flatbuffers, {"CMakeLists.txt": FAKE_FLATC_CMAKE, "src/flatc.c": FAKE_FLATC_C}
+        upstream.flatbuffers,
+        {
+            "CMakeLists.txt": FAKE_FLATC_CMAKE,
+            "src/flatc.c": FAKE_FLATC_C.replace("@REAL_FLATC@", str(wheel_flatc())),
+        },
     )
     fb = commit_all(upstream.flatbuffers, "a flatc that builds")
     git(upstream.executorch, "update-index", "--cacheinfo", f"160000,{fb},third-party/flatbuffers")

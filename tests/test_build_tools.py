@@ -24,6 +24,8 @@ from generator.vendor import apply_rule
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 OUR_TOOLS = sorted(p.name for p in (REPO_ROOT / "extras" / "tools").glob("*.py"))
+#: The program reader generated from the ref's schema (generator/pte_reader.py).
+READER = "pte_schema"
 REF_SCRIPTS = ("export_model.py", "generate_test_input.py")
 
 
@@ -49,7 +51,7 @@ def build(tmp_path: Path, reporter: NoteRecorder | None = None) -> BuildResult:
 def test_ref_conversion_scripts_ship_beside_ours(tmp_path: Path, upstream: Upstream) -> None:
     lib = build(tmp_path).out
     tools = lib / "extras" / "tools"
-    assert sorted(p.name for p in tools.iterdir()) == sorted([*OUR_TOOLS, *REF_SCRIPTS])
+    assert sorted(p.name for p in tools.iterdir()) == sorted([*OUR_TOOLS, *REF_SCRIPTS, READER])
     for name in REF_SCRIPTS:
         assert (tools / name).read_text() == REF_TOOLS[f"examples/arduino/{name}"]
     # The ref's pte_to_header.py does not ship: ours (which validates models) does.
@@ -90,7 +92,7 @@ def test_ref_without_the_scripts_still_builds(tmp_path: Path, upstream: Upstream
     reporter = NoteRecorder()
     lib = build(tmp_path, reporter).out
     tools = lib / "extras" / "tools"
-    assert sorted(p.name for p in tools.iterdir()) == OUR_TOOLS
+    assert sorted(p.name for p in tools.iterdir()) == sorted([*OUR_TOOLS, READER])
     assert any(
         "has none of examples/arduino/{export_model.py,generate_test_input.py}" in note
         and "extras/tools/ ships without them" in note
@@ -110,7 +112,7 @@ def test_ref_with_one_script_ships_it(tmp_path: Path, upstream: Upstream) -> Non
     reporter = NoteRecorder()
     lib = build(tmp_path, reporter).out
     assert sorted(p.name for p in (lib / "extras" / "tools").iterdir()) == sorted(
-        [*OUR_TOOLS, "export_model.py"]
+        [*OUR_TOOLS, "export_model.py", READER]
     )
     assert not [n for n in reporter.notes if "ships without them" in n]
     provenance = (lib / "extras" / "PROVENANCE.txt").read_text()

@@ -47,6 +47,7 @@ from generator.models import check_library_models, ops_in_pte
 from generator.opset import OpSetChoice, available_op_sources, choose_op_set, prim_ops
 from generator.patches import PATCHES, TEMPLATE_PLATFORM, apply_patches
 from generator.provenance import ComponentRecord, Provenance, RefFiles
+from generator.pte_reader import READER_DIR, program_reader
 from generator.render import render_metadata, tree_hash, write_pin
 from generator.sources import (
     ExecutorchSource,
@@ -223,12 +224,20 @@ def _build_into(
         plans = plan_examples(source.root, examples, overrides)
     third_party = _check_out_third_party(source, cache, rep)
 
+    with rep.step("generate the program reader"):
+        # The shipped tools and this build read .pte files with it (--ops-from-pte below,
+        # the model check at the end).
+        reader = program_reader(
+            third_party.flatbuffers, source.root / "schema", library / READER_DIR, cache
+        )
+        rep.note(f"flatc {reader.flatc_version} -> {READER_DIR}")
+
     with rep.step("select the op set"):
         chosen = choose_op_set(
             source.root,
             ops=list(options.ops) if options.ops is not None else None,
             all_ops=options.all_ops,
-            pte_ops=_ops_in_ptes(options.ops_from_pte, source.root / "schema"),
+            pte_ops=_ops_in_ptes(options.ops_from_pte, reader.folder),
         )
         rep.note(f"{len(chosen.op_set.ops)} operators ({chosen.op_set.describe()})")
 
@@ -293,13 +302,14 @@ def _check_out_third_party(source: ExecutorchSource, cache: Path, rep: Reporter)
     )
 
 
-def _ops_in_ptes(ptes: tuple[Path, ...], schema: Path) -> list[str] | None:
-    """The operators the `--ops-from-pte` models call, sorted (None: no model given)."""
+def _ops_in_ptes(ptes: tuple[Path, ...], reader: Path) -> list[str] | None:
+    """The operators the `--ops-from-pte` models call, sorted (None: no model given);
+    `reader` is the program reader of the ref's schema."""
     if not ptes:
         return None
     found: set[str] = set()
     for pte in ptes:
-        found |= ops_in_pte(pte, schema)
+        found |= ops_in_pte(pte, reader)
     return sorted(found)
 
 
