@@ -329,7 +329,7 @@ def _step_env(
 
 def _boolean_inputs(workflow: dict[str, Any], step: dict[str, Any]) -> set[str]:
     """The step's env variables that carry a boolean workflow_dispatch input."""
-    on = workflow.get("on") or workflow.get(True) or {}
+    on = workflow.get("on") or {}  # `parsed` moved YAML 1.1's True key to "on"
     dispatch = (on.get("workflow_dispatch") or {}) if isinstance(on, dict) else {}
     inputs = dispatch.get("inputs") or {}
     booleans = {name for name, spec in inputs.items() if spec.get("type") == "boolean"}
