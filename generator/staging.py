@@ -13,12 +13,27 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from generator.errors import FatalError
-from generator.layout import PIN_FILE, PROVENANCE_FILE
+from generator.layout import GENERATED_PATHS, PIN_FILE, PROVENANCE_FILE
+
+#: What a build writes at the library root: the generated paths and the generated README.
+BUILT_ROOT = frozenset({*GENERATED_PATHS, "README.md"})
+
+
+def foreign_entries(folder: Path) -> list[str]:
+    """Names at the root of `folder` that a build does not write (`.git`, `.github`,
+    `CHANGELOG.md`, ...): a build replaces the whole folder, so they would be lost."""
+    return sorted(p.name for p in folder.iterdir() if p.name not in BUILT_ROOT)
 
 
 def is_generated_library(folder: Path) -> bool:
-    """True when `folder` looks like a library this tool generated (pin and provenance)."""
-    return (folder / PIN_FILE).is_file() and (folder / PROVENANCE_FILE).is_file()
+    """True when `folder` holds a library this tool built and nothing else: pin and
+    provenance present, and only what a build writes at its root. A checkout of the library
+    repo (with `.git`, `.github`, a changelog) is not one: sync updates that, not build."""
+    return (
+        (folder / PIN_FILE).is_file()
+        and (folder / PROVENANCE_FILE).is_file()
+        and not foreign_entries(folder)
+    )
 
 
 def check_destination(out: Path, cache: Path) -> Path:
@@ -34,9 +49,14 @@ def check_destination(out: Path, cache: Path) -> Path:
     if out.exists() and not out.is_dir():
         raise FatalError(f"--out {out} is a file; name a folder for the library")
     if out.is_dir() and any(out.iterdir()) and not is_generated_library(out):
+        foreign = foreign_entries(out)
+        shown = (
+            f" ({', '.join(foreign[:5])}{', ...' if len(foreign) > 5 else ''})" if foreign else ""
+        )
         raise FatalError(
-            f"--out {out} is a folder with other content; it would be replaced by the library. "
-            "Name a new or empty folder, or the folder of a library this tool generated"
+            f"--out {out} is a folder with other content{shown}; it would be replaced by the "
+            "library. Name a new or empty folder, or the folder of a library this tool built; "
+            "to update a checkout of the library repo, use `python -m generator sync`"
         )
     if out == cache or out in cache.parents or cache in out.parents:
         raise FatalError(

@@ -316,3 +316,24 @@ def test_every_url_message_drops_credentials() -> None:
         assert SECRET not in str(info.value), (check.__name__, url, str(info.value))
     assert display_url(f" https://u:{SECRET}@h/x") == " https://h/x"
     assert display_url(f"clone https://{SECRET}@h/x failed") == "clone https://h/x failed"
+
+
+def test_a_checkout_of_the_library_repo_is_never_replaced(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    out = build(tmp_path, library_version="0.1.0")
+    # A maintainer's clone of the published repo: the generated paths plus its own files.
+    git(out, "init", "-q")
+    (out / ".github" / "workflows").mkdir(parents=True)
+    (out / ".github" / "workflows" / "ci.yml").write_text("name: ci\n")
+    (out / "CHANGELOG.md").write_text("# Changelog\n")
+    with pytest.raises(FatalError) as info:
+        build(tmp_path, library_version="0.1.0")
+    message = str(info.value)
+    assert "(.git, .github, CHANGELOG.md)" in message and "generator sync" in message
+    assert (out / ".git").is_dir() and (out / "CHANGELOG.md").is_file()
+    # The same folder as the build left it is replaced as before.
+    for extra in (".git", ".github"):
+        shutil.rmtree(out / extra)
+    (out / "CHANGELOG.md").unlink()
+    build(tmp_path, library_version="0.1.0")
