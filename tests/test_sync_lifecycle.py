@@ -319,3 +319,25 @@ def test_cli_passes_the_lifecycle_flags_and_the_step_summary(
     ]
     assert all(o.step_summary == summary for o in seen)
     assert [p.state for p in fake.pulls.values()] == ["closed", "open"]
+
+
+def test_a_sync_pr_opened_meanwhile_is_superseded_by_the_later_one(
+    sync: Runner, fake: FakeGitHub, remote: Path
+) -> None:
+    """Two refs synced at once (sync.yml runs one group per ref): the one that opens its pull
+    request first is closed by the other, so they never pile up."""
+    check = sync.check
+    inner: list[SyncResult] = []
+
+    def check_while_another_sync_finishes(library: Path, options: Any) -> Any:
+        if not inner and sync.runs == 1:
+            inner.append(sync("v1.5.1", "0.2.0"))  # started later, finishes first
+        return check(library, options)
+
+    sync.check = check_while_another_sync_finishes  # type: ignore[assignment]
+    outer = sync("main", "0.3.0")
+    (first,) = inner
+    assert first.pull is not None and first.pull.number == 1 and first.superseded == []
+    assert outer.pull is not None and outer.pull.number == 2 and outer.superseded == [1]
+    assert [(p.number, p.state) for p in fake.pulls.values()] == [(1, "closed"), (2, "open")]
+    assert set(branches(remote)) == {"main", outer.branch}  # fetched, then deleted

@@ -20,6 +20,7 @@ closed and superseded ones).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -384,6 +385,8 @@ def _sync_in(run: _Run, remote: str) -> SyncResult:
 
     new_commit, pushed = _commit_and_push(run, clone, built, branch, old_remote)
     pull = _pull_request(run.gh, run, clone, branch, title, body, old_remote, new_commit, pushed)
+    if older is not None and not options.keep_older:
+        older = [*older, *_opened_meanwhile(run, clone, branch, older, pull)]
     superseded = [
         old.number for old in older or [] if _supersede(run.gh, run, clone, old, pull, built)
     ]
@@ -468,6 +471,29 @@ def _older_pulls(run: _Run, branch: str) -> list[SyncPull] | None:
         return None
     pulls = run.gh.open_sync_pulls(run.options.base, SYNC_PREFIX)
     return [p for p in pulls if p.branch != branch]
+
+
+def _opened_meanwhile(
+    run: _Run, clone: _Clone, branch: str, known: list[SyncPull], pull: PullRequestResult
+) -> list[SyncPull]:
+    """Sync pull requests another sync opened while this one built and checked (two refs
+    synced at once run side by side), with their branches fetched so they can be deleted.
+
+    Only those numbered below `pull` are returned: of two syncs that finish together, the
+    later pull request stands and closes the earlier, never both each other.
+    """
+    seen = {p.number for p in known}
+    late = [
+        p
+        for p in _older_pulls(run, branch) or []
+        if p.number not in seen and p.number < pull.number
+    ]
+    for p in late:
+        # A branch gone already is fine: closing the pull request is what matters.
+        with contextlib.suppress(g.GitFailure):
+            refspec = f"+refs/heads/{p.branch}:refs/remotes/origin/{p.branch}"
+            run.genv.run(["fetch", "-q", "origin", refspec], cwd=clone.worktree)
+    return late
 
 
 def _refuse_foreign_commits(run: _Run, clone: _Clone, branch: str) -> str | None:
