@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Literal
 
 from generator.errors import FatalError
+from generator.properties import GO_SPACE, parse_properties
 
 __all__ = [
     "NOT_CHECKED",
@@ -89,11 +90,6 @@ _SKETCH_EXTENSIONS = _MAIN_SKETCH_EXTENSIONS | {
     ".ipp",
 }
 _HEADER_EXTENSIONS = frozenset({".h", ".hpp", ".hh"})
-
-# Go's strings.TrimSpace (unicode.IsSpace); Python's str.strip() also drops \x1c-\x1f.
-_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000" + "".join(
-    chr(c) for c in range(0x2000, 0x200B)
-)
 
 # --- the schema's patterns (etc/schemas/*.json); Go's RE2 classes are ASCII ------------
 # The schema's name pattern is `^((L C*)|(D C*L C*))*$` (L letter, D digit, C a name
@@ -277,41 +273,6 @@ class LintReport:
 # --- reading the library --------------------------------------------------------------
 
 
-def parse_properties(data: bytes) -> dict[str, str]:
-    """Parse library.properties the way the Arduino tools do.
-
-    UTF-8, else read as ISO 8859-1; line ends \\n, \\r\\n or \\r; each line is trimmed,
-    empty lines and lines starting with `#` are skipped, others split at the first `=`
-    (key and value trimmed); a repeated key keeps its last value; `.linux` is dropped from
-    a key (the OS suffix of the Linux tools the Library Manager runs).
-
-    Returns:
-        key -> value, in first-seen order.
-
-    Raises:
-        ValueError: a line has no `=` (the message names it, 1-based).
-
-    Source: go-properties-orderedmap `LoadFromBytes` / `parseLine`.
-    """
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    out: dict[str, str] = {}
-    for number, raw in enumerate(text.split("\n"), start=1):
-        line = raw.strip(_GO_SPACE)
-        if not line or line.startswith("#"):
-            continue
-        if "=" not in line:
-            raise ValueError(f"line {number} ({line[:60]!r}) is not key=value")
-        key, value = line.split("=", 1)
-        key = key.strip(_GO_SPACE).replace(".linux", "", 1)
-        out.pop(key, None)
-        out[key] = value.strip(_GO_SPACE)
-    return out
-
-
 def _go_ext(name: str) -> str:
     """Go's filepath.Ext: from the last dot on (".ino" for ".ino"), "" without one."""
     dot = name.rfind(".")
@@ -480,7 +441,7 @@ def _misspelled(entries: list[_Entry], correct: str, pattern: re.Pattern[str]) -
 
 
 def _comma_list(value: str) -> list[str]:
-    return [item.strip(_GO_SPACE) for item in value.split(",")]
+    return [item.strip(GO_SPACE) for item in value.split(",")]
 
 
 def _sanitize_name(name: str) -> str:
@@ -529,7 +490,7 @@ def _parse_constraint(text: str) -> None:
 
     Source: go.bug.st/relaxed-semver constraints.go ParseConstraint (versions: Parse).
     """
-    text = text.strip(_GO_SPACE)
+    text = text.strip(GO_SPACE)
     pos = 0
 
     def peek() -> str:
@@ -1117,7 +1078,7 @@ def _enum_rule(key: str, allowed: tuple[str, ...]) -> Callable[[_Library], list[
 
 def _lp050_dot_a_linkage_flat(lib: _Library) -> list[Problem]:
     value = lib.get("dot_a_linkage")
-    if not lib.loaded or value is None or value.strip(_GO_SPACE).lower() != "true":
+    if not lib.loaded or value is None or value.strip(GO_SPACE).lower() != "true":
         return []
     if lib.recursive:
         return []

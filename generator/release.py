@@ -43,7 +43,9 @@ from generator.layout import (
     PROVENANCE_FILE,
 )
 from generator.markdown import code_list, table
+from generator.properties import properties_version
 from generator.sync import git as g
+from generator.sync.version import tag_versions
 from generator.version import highest, is_greater, parse, suggest_next
 
 #: Release tags are `v` + the library.properties version (what the Library Manager indexes).
@@ -221,7 +223,7 @@ def read_version(repo: Repo, commit: str, ref: str) -> str:
             f"{where} has no {PROPERTIES_FILE}: it is not a generated library; release a "
             "commit of main that a sync pull request brought in"
         )
-    version = g.properties_version(text)
+    version = properties_version(text)
     if version is None:
         raise FatalError(
             f"{PROPERTIES_FILE} at {where} has no version= line: regenerate it with "
@@ -242,39 +244,38 @@ def read_version(repo: Repo, commit: str, ref: str) -> str:
 # -- the version rules -------------------------------------------------------------------------
 
 
-def published_versions(tags: Mapping[str, TagRef]) -> dict[str, str]:
-    """`{tag: version}` for every tag `v<SemVer>`; other tags are not releases."""
-    found: dict[str, str] = {}
-    for name in tags:
-        if not name.startswith(TAG_PREFIX):
-            continue
-        try:
-            parse(name[len(TAG_PREFIX) :])
-        except ValueError:
-            continue
-        found[name] = name[len(TAG_PREFIX) :]
-    return found
-
-
-def plan(version: str, commit: str, tags: Mapping[str, TagRef], retag: bool) -> Plan:
+def plan(
+    version: str,
+    commit: str,
+    tags: Mapping[str, TagRef],
+    retag: bool,
+    published: Mapping[str, str] | None = None,
+) -> Plan:
     """Decide what releasing `commit` as `version` means, given the published `tags`.
 
     Args:
         version: library.properties' version= (SemVer 2.0); commit: its full SHA.
         tags: the library repo's tags (name -> TagRef).
         retag: whether an existing `v<version>` on another commit may be moved.
+        published: tag name -> the version the Library Manager indexes from it
+            (`generator.sync.git.published_versions`: library.properties at the tag, else
+            the tag's name); None: from the tags' names alone.
     Returns:
         "none" when `v<version>` already tags `commit`; "move" (only with `retag`) when it
         tags another; else "create". `previous_tag` is the greatest release below `version`.
     Raises:
         FatalError: `v<version>` tags another commit (without `retag`), or `version` is not
-            greater, by SemVer precedence, than every other published `v*` tag.
+            greater, by SemVer precedence, than what every other tag publishes.
     """
     tag = TAG_PREFIX + version
-    published = published_versions(tags)
+    published = dict(published) if published is not None else tag_versions(tags)
     below = {t: v for t, v in published.items() if t != tag and is_greater(version, v)}
     previous_version = highest(below.values())
-    previous_tag = TAG_PREFIX + previous_version if previous_version is not None else None
+    previous_tag = (
+        min(t for t, v in below.items() if v == previous_version)
+        if previous_version is not None
+        else None
+    )
     existing = tags.get(tag)
     if existing is not None and existing.commit == commit:
         return Plan("none", tag, previous_tag)
@@ -288,9 +289,11 @@ def plan(version: str, commit: str, tags: Mapping[str, TagRef], retag: bool) -> 
     others = {t: v for t, v in published.items() if t != tag}
     top = highest(others.values())
     if top is not None and not is_greater(version, top):
+        top_tags = ", ".join(sorted(t for t, v in others.items() if v == top))
         raise FatalError(
-            f"version {version} is not greater than the published {TAG_PREFIX}{top} (SemVer "
-            "precedence), so the Library Manager would drop it: regenerate with "
+            f"version {version} is not greater than {top}, published by tag {top_tags} (the "
+            "Library Manager reads library.properties at every tag; SemVer precedence), so "
+            "it would drop this one: regenerate with "
             f"`python -m generator sync --library-version {suggest_next(version, top)}` "
             "(or greater), merge, then release"
         )

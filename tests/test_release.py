@@ -310,7 +310,7 @@ def test_version_not_greater_than_a_published_tag_is_refused_naming_it_and_the_n
     with pytest.raises(FatalError) as info:
         release(remote)
     message = str(info.value)
-    assert f"version {version} is not greater than the published v0.3.0" in message
+    assert f"version {version} is not greater than 0.3.0, published by tag v0.3.0" in message
     assert f"--library-version {suggested}" in message
     assert refs(remote) == before
 
@@ -325,7 +325,7 @@ def test_cli_refusal_exits_1_with_a_clean_message(
         main(["release", "--repo", REPO, "--remote", str(remote)])
     assert exit_info.value.code == 1
     err = capsys.readouterr().err
-    assert "error: version 0.2.0 is not greater than the published v0.3.0" in err
+    assert "error: version 0.2.0 is not greater than 0.3.0, published by tag v0.3.0" in err
     assert "0.3.1" in err and "Traceback" not in err
 
 
@@ -361,7 +361,7 @@ def test_retag_still_refuses_a_version_below_another_release(lib: Library, remot
     lib.commit("0.3.0")
     release(remote)
     lib.commit("0.2.0")
-    with pytest.raises(FatalError, match="not greater than the published v0.3.0"):
+    with pytest.raises(FatalError, match="not greater than 0.3.0, published by tag v0.3.0"):
         release(remote, retag=True)
 
 
@@ -532,10 +532,19 @@ def test_plan_ignores_tags_that_are_not_releases() -> None:
         "v0.2.0": TagRef("a" * 40, "b" * 40),
         "nightly": TagRef("c" * 40, "d" * 40),
         "v9": TagRef("e" * 40, "f" * 40),  # not SemVer: not a Library Manager release
-        "9.9.9": TagRef("e" * 40, "f" * 40),  # no v: not ours
     }
     decided = plan("0.3.0", "1" * 40, tags, retag=False)
     assert (decided.action, decided.tag, decided.previous_tag) == ("create", "v0.3.0", "v0.2.0")
+
+
+def test_plan_counts_what_each_tag_publishes_whatever_its_name() -> None:
+    tags = {"v0.2.0": TagRef("a" * 40, "b" * 40), "latest": TagRef("c" * 40, "d" * 40)}
+    # The Library Manager reads library.properties at every tag: "latest" published 1.9.0.
+    published = {"v0.2.0": "0.2.0", "latest": "1.9.0"}
+    with pytest.raises(FatalError, match=r"not greater than 1\.9\.0, published by tag latest"):
+        plan("1.7.0", "1" * 40, tags, retag=False, published=published)
+    decided = plan("2.0.0", "1" * 40, tags, retag=False, published=published)
+    assert (decided.action, decided.previous_tag) == ("create", "latest")
 
 
 def test_provenance_upstream_version() -> None:
@@ -543,3 +552,35 @@ def test_provenance_upstream_version() -> None:
     assert upstream_version_of(text) == "1.6.0a0"
     assert upstream_version_of("nothing here\n") is None
     assert upstream_version_of(None) is None
+
+
+def test_a_tag_publishes_the_version_its_library_properties_says(
+    lib: Library, remote: Path
+) -> None:
+    """The Library Manager reads library.properties at each tag, whatever the tag is named:
+    a 1.9.0 behind the tags `latest` and `1.9.0` keeps 1.7.0 from being released."""
+    old = lib.commit("1.9.0")
+    for name in ("latest", "1.9.0"):
+        git("tag", name, old, cwd=lib.work)
+    git("push", "--quiet", "origin", "--tags", cwd=lib.work)
+    lib.commit("1.7.0")
+    before = refs(remote)
+    with pytest.raises(
+        FatalError, match=r"not greater than 1\.9\.0, published by tag 1\.9\.0, latest"
+    ):
+        release(remote)
+    assert refs(remote) == before
+    lib.commit("1.9.1")
+    assert release(remote).tag == "v1.9.1"
+
+
+def test_release_reads_the_last_version_line_as_the_arduino_tools_do(
+    lib: Library, remote: Path
+) -> None:
+    lib.commit("0.2.0")
+    assert release(remote).tag == "v0.2.0"
+    props = lib.work / "library.properties"
+    props.write_text(props.read_text() + "version=0.3.0\n")  # the last one wins
+    git("commit", "--quiet", "-am", "second version line", cwd=lib.work)
+    git("push", "--quiet", "origin", "main", cwd=lib.work)
+    assert release(remote).tag == "v0.3.0"

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from generator.errors import FatalError
+from generator.properties import properties_version
 from generator.sync.body import (
     PullRequestFacts,
     SizeRow,
@@ -16,7 +17,7 @@ from generator.sync.body import (
     render_body,
     size_rows,
 )
-from generator.sync.git import TOKEN_ENV, git_env, properties_version
+from generator.sync.git import TOKEN_ENV, git_env
 from generator.sync.version import (
     VersionUse,
     check_version_greater,
@@ -71,29 +72,38 @@ def test_version_must_be_greater_than_every_published_version() -> None:
         match=r"1\.5\.0 is not greater than 1\.6\.0, already published \(tag v1\.6\.0, "
         r"version= on main\).*--library-version 1\.6\.1$",
     ):
-        check_version_greater("1.5.0", PIN_A, {"v1.6.0", "v1.5.0"}, "1.6.0", PIN_B, "main")
+        check_version_greater(
+            "1.5.0", PIN_A, tag_versions({"v1.6.0", "v1.5.0"}), "1.6.0", PIN_B, "main"
+        )
     # a pre-release ranks below its release, and the suggestion stays a pre-release
     with pytest.raises(FatalError, match=r"not greater than 1\.6\.0-rc\.1.*1\.6\.0-rc\.2$"):
-        check_version_greater("1.6.0-alpha.1", PIN_A, {"v1.6.0-rc.1"}, None, None, "main")
+        check_version_greater(
+            "1.6.0-alpha.1", PIN_A, tag_versions({"v1.6.0-rc.1"}), None, None, "main"
+        )
     # equal precedence is not greater (build metadata is ignored)
     with pytest.raises(FatalError, match="not greater than 1.6.0"):
-        check_version_greater("1.6.0+cpu", PIN_A, set(), "1.6.0", PIN_B, "main")
-    check_version_greater("1.6.1", PIN_A, {"v1.6.0", "release-x"}, "1.6.0", PIN_B, "main")
-    check_version_greater("1.0.0", PIN_A, set(), None, None, "main")
-    check_version_greater("1.0.0", PIN_A, set(), "not-semver", PIN_B, "main")
+        check_version_greater("1.6.0+cpu", PIN_A, tag_versions(set()), "1.6.0", PIN_B, "main")
+    check_version_greater(
+        "1.6.1", PIN_A, tag_versions({"v1.6.0", "release-x"}), "1.6.0", PIN_B, "main"
+    )
+    check_version_greater("1.0.0", PIN_A, tag_versions(set()), None, None, "main")
+    check_version_greater("1.0.0", PIN_A, tag_versions(set()), "not-semver", PIN_B, "main")
 
 
 def test_base_version_of_the_same_pin_does_not_count() -> None:
     # regenerating the pin the base branch holds, under its (unreleased) version
-    check_version_greater("1.6.0", PIN_A, {"v1.5.0"}, "1.6.0", PIN_A, "main")
+    check_version_greater("1.6.0", PIN_A, tag_versions({"v1.5.0"}), "1.6.0", PIN_A, "main")
     with pytest.raises(FatalError, match=r"\(tag v1\.7\.0\)"):
-        check_version_greater("1.6.0", PIN_A, {"v1.7.0"}, "1.6.0", PIN_A, "main")
+        check_version_greater("1.6.0", PIN_A, tag_versions({"v1.7.0"}), "1.6.0", PIN_A, "main")
 
 
 def test_properties_version() -> None:
     assert properties_version("name=ExecuTorch\nversion = 1.4.1\nurl=x\n") == "1.4.1"
     assert properties_version("name=x\n") is None
     assert properties_version(None) is None
+    # The Arduino tools keep a repeated key's last value; so does every reader of ours.
+    assert properties_version("version=1.8.0\nname=x\nversion=9.0.0\n") == "9.0.0"
+    assert properties_version("version=1.0.0\nnot a property\n") is None
 
 
 def test_kernel_names_count_each_registration() -> None:

@@ -204,3 +204,17 @@ def test_prerelease_below_a_published_one_suggests_the_next_prerelease(
             runner("main", "1.6.0-alpha.1")
         assert writes(fake) == []
         fake.assert_clean()
+
+
+def test_a_tag_publishes_its_library_properties_version_whatever_its_name(
+    sync: Runner, fake: FakeGitHub, remote: Path, tmp_path: Path
+) -> None:
+    """The Library Manager reads library.properties at every tag: a sync merged as 0.5.0 and
+    tagged `latest` keeps a 0.3.0 from being proposed."""
+    first = sync("v1.5.1", "0.5.0")
+    merge_into_main(remote, first.branch, tmp_path / "merge")
+    git("tag", "latest", "main", cwd=remote)
+    before = branches(remote)
+    with pytest.raises(FatalError, match=r"not greater than 0\.5\.0.*tag latest"):
+        sync("main", "0.3.0")
+    assert branches(remote) == before

@@ -174,6 +174,7 @@ def _release_in(
 ) -> ReleaseResult:
     """The part of `run_release` that works in the folder `work` (see there)."""
     from generator import release as r
+    from generator.layout import PROPERTIES_FILE
     from generator.sync import git as g
 
     say(f"cloning the library repo {genv.redact(remote)}")
@@ -182,7 +183,8 @@ def _release_in(
     r.check_on_branch(lib, commit, options.ref, "main", genv)
     version = r.read_version(lib, commit, options.ref)
     tags = r.tag_refs(lib)
-    decided = r.plan(version, commit, tags, options.retag)
+    published = g.published_versions(lib, PROPERTIES_FILE)
+    decided = r.plan(version, commit, tags, options.retag, published)
     facts = r.gather_facts(lib, version, decided.tag, commit, decided.previous_tag)
     notes = r.render_notes(facts)
 

@@ -47,6 +47,7 @@ from generator.layout import (
     PROVENANCE_FILE,
 )
 from generator.lint import lint_library
+from generator.properties import properties_version
 from generator.sync import git as g
 from generator.sync.body import (
     PullRequestFacts,
@@ -539,7 +540,7 @@ def _refuse_versions(
         not_counted = {p.branch for p in older}
     base_pin_text = g.file_at(lib, base_rev, PIN_FILE)
     base_pin = base_pin_text.strip() if base_pin_text else None
-    base_version = g.properties_version(g.file_at(lib, base_rev, PROPERTIES_FILE))
+    base_version = properties_version(g.file_at(lib, base_rev, PROPERTIES_FILE))
     check_not_relabelled(built.library_version, built.sha, base_version, base_pin, base)
     others = [
         (f"refs/remotes/origin/{name}", f"on the sync branch {name}")
@@ -552,7 +553,8 @@ def _refuse_versions(
     ]
     tags = g.tag_names(lib)
     check_version_unused(built.library_version, built.sha, tags, uses)
-    check_version_greater(built.library_version, built.sha, tags, base_version, base_pin, base)
+    published = g.published_versions(lib, PROPERTIES_FILE)
+    check_version_greater(built.library_version, built.sha, published, base_version, base_pin, base)
 
 
 def _lint(run: _Run, clone: _Clone, built: BuildResult) -> None:
@@ -636,7 +638,7 @@ def _facts(
         base_pin=base_pin_text.strip() if base_pin_text else None,
         upstream_version=built.upstream_version,
         library_version=built.library_version,
-        base_version=g.properties_version(g.file_at(lib, base_rev, PROPERTIES_FILE)),
+        base_version=properties_version(g.file_at(lib, base_rev, PROPERTIES_FILE)),
         op_set=list(built.op_set),
         kernels=kernel_names(read_texts(built.out / CODEGEN_DIR, built.out)),
         base_kernels=kernel_names(g.files_under(lib, base_rev, CODEGEN_DIR)),

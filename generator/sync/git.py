@@ -9,8 +9,8 @@ configured helper (e.g. `store`) is asked to save the credentials git used.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import re
 import stat
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -23,7 +23,9 @@ from git.exc import BadName
 
 from generator.errors import FatalError
 from generator.gitfail import redact_urls
-from generator.sync.version import VersionUse
+from generator.properties import properties_version
+from generator.sync.version import VersionUse, tag_versions
+from generator.version import highest, parse
 
 #: The environment variable the askpass script reads the token from (set for git only).
 TOKEN_ENV = "EXECUTORCH_SYNC_GIT_TOKEN"
@@ -225,15 +227,27 @@ def files_under(repo: Repo, rev: str, folder: str) -> dict[str, str]:
 
 #: arduino-cli's properties reader trims each line before splitting at `=`, so an indented
 #: `version=` counts too (go-properties-orderedmap, `Load`).
-_VERSION_LINE = re.compile(r"^[ \t]*version[ \t]*=[ \t]*(\S+)\s*$", re.MULTILINE)
+def published_versions(repo: Repo, properties: str) -> dict[str, str]:
+    """What each tag of the clone publishes: tag name -> version.
 
-
-def properties_version(text: str | None) -> str | None:
-    """The `version=` of a library.properties text, or None."""
-    if not text:
-        return None
-    match = _VERSION_LINE.search(text)
-    return match.group(1) if match else None
+    The Library Manager's indexer reads `version=` from `properties` at the tag, not the
+    tag's name (see `generator.sync.version`); a tag whose name is a version too (`v1.2.3`,
+    `1.2.3`) counts with the higher of the two, so a mislabelled tag never lets a lower
+    version through. A tag with neither is left out.
+    """
+    named = tag_versions(t.name for t in repo.tags)
+    found: dict[str, str] = {}
+    for tag in repo.tags:
+        candidates = [named[tag.name]] if tag.name in named else []
+        version = properties_version(file_at(repo, f"refs/tags/{tag.name}", properties))
+        if version is not None:
+            with contextlib.suppress(ValueError):
+                parse(version)
+                candidates.append(version)
+        top = highest(candidates)
+        if top is not None:
+            found[tag.name] = top
+    return found
 
 
 def versions_in_history(

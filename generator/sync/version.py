@@ -12,7 +12,7 @@ issue 294). Published sources are therefore never relabelled. Versions are compa
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from generator.errors import FatalError
@@ -118,38 +118,39 @@ def check_not_relabelled(
 def check_version_greater(
     version: str,
     pin: str,
-    tags: Iterable[str],
+    published: Mapping[str, str],
     base_version: str | None,
     base_pin: str | None,
     base: str,
 ) -> None:
     """Refuse `version` unless it is greater (SemVer precedence) than every published one:
-    each tag `v<semver>` (or `<semver>`) and the base branch's `version=`. The base branch's
+    what each tag publishes (`git.published_versions`: library.properties' `version=` at the
+    tag, else the tag's name) and the base branch's `version=`. The base branch's
     version does not count when the base already holds `pin` (regenerating the pin it
     publishes under the same, not yet released, version stays allowed; `check_not_relabelled`
     keeps the version the same).
 
     Args:
         version: the version this sync would write (SemVer 2.0); pin: its ExecuTorch SHA.
-        tags: tag names of the library repo.
+        published: tag name -> the version it publishes.
         base_version, base_pin: library.properties `version=` and executorch_pin.txt on the
             base branch (None: absent); base: the base branch name (for the message).
     Raises:
         FatalError: naming the highest published version, where it is, and the next version
             to pass.
     """
-    published: dict[str, list[str]] = {}
-    for tag, tagged in sorted(tag_versions(tags).items()):
-        published.setdefault(tagged, []).append(f"tag {tag}")
+    where_of: dict[str, list[str]] = {}
+    for tag, tagged in sorted(published.items()):
+        where_of.setdefault(tagged, []).append(f"tag {tag}")
     if base_version is not None and base_pin != pin:
-        published.setdefault(base_version, []).append(f"version= on {base}")
-    top = highest(published)
+        where_of.setdefault(base_version, []).append(f"version= on {base}")
+    top = highest(where_of)
     if top is None or is_greater(version, top):
         return
-    where = ", ".join(published[top])
+    where = ", ".join(where_of[top])
     raise FatalError(
         f"library version {version} is not greater than {top}, already published ({where}); "
         "the Library Manager always offers the highest version, so users would never get "
         f"these sources, and merging them would take {base} back: pass --library-version "
-        f"{suggest_next(version, *published)}"
+        f"{suggest_next(version, *where_of)}"
     )
