@@ -17,7 +17,9 @@ environment), `write_notes`.
 from __future__ import annotations
 
 import json
+import os
 import re
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,16 +136,34 @@ class Plan:
 
 
 def check_notes_path(path: Path) -> Path:
-    """The absolute notes path, checked before anything is pushed.
+    """The notes path, checked before anything is pushed: a file in a folder we may write
+    (created through a temporary file there), or an existing special file such as
+    /dev/stdout or a pipe (written directly). Absolute, unless it is a special file (those
+    are kept as given: /dev/stdout resolves to a path only this process can open).
 
     Raises:
-        FatalError: it is a folder, or its folder does not exist.
+        FatalError: it is a folder, its folder does not exist or cannot be written, or the
+            special file cannot be opened for writing.
     """
+    if path.exists() and not path.is_dir() and not path.is_file():
+        # Not opened here: opening a pipe would hand its reader an end of file.
+        if not os.access(path, os.W_OK):
+            raise FatalError(f"--notes {path}: this user cannot write it")
+        return path
     path = path.resolve()
     if path.is_dir():
         raise FatalError(f"--notes {path} is a folder; pass a file name")
     if not path.parent.is_dir():
         raise FatalError(f"--notes {path}: folder {path.parent} does not exist; create it first")
+    try:
+        # The notes go through a temporary file beside them: prove that works before pushing.
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}."):
+            pass
+    except OSError as e:
+        raise FatalError(
+            f"--notes {path}: cannot write in {path.parent} ({e.strerror or e}); pass a file "
+            "in a folder you can write"
+        ) from None
     return path
 
 
@@ -548,6 +568,10 @@ def write_notes(path: Path, text: str) -> None:
         FatalError: it cannot be written (no temporary file is left behind).
     """
     try:
-        write_atomic(path, text)
+        if path.exists() and not path.is_file():  # /dev/stdout, a pipe: no rename there
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(text)
+        else:
+            write_atomic(path, text)
     except OSError as e:
         raise FatalError(f"--notes {path}: cannot write it ({e})") from None

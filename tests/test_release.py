@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -584,3 +585,25 @@ def test_release_reads_the_last_version_line_as_the_arduino_tools_do(
     git("commit", "--quiet", "-am", "second version line", cwd=lib.work)
     git("push", "--quiet", "origin", "main", cwd=lib.work)
     assert release(remote).tag == "v0.3.0"
+
+
+def test_notes_in_a_folder_we_cannot_write_are_refused_before_the_push(
+    lib: Library, remote: Path, tmp_path: Path
+) -> None:
+    lib.commit("0.2.0")
+    before = refs(remote)
+    with pytest.raises(FatalError, match="cannot write in /proc"):
+        release(remote, notes=Path("/proc/notes.md"))
+    assert refs(remote) == before  # nothing pushed
+
+
+def test_notes_to_a_pipe_are_written_directly(lib: Library, remote: Path, tmp_path: Path) -> None:
+    lib.commit("0.2.0")
+    fifo = tmp_path / "notes.fifo"
+    os.mkfifo(fifo)
+    received: list[str] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    release(remote, notes=fifo)
+    reader.join(10)
+    assert received and received[0].startswith("# ExecuTorch Arduino library 0.2.0")
