@@ -30,7 +30,8 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--library-version",
         metavar="X.Y.Z",
-        help="library version (strict X.Y.Z); default: derived from the ref's version.txt",
+        help="library version, a Semantic Version (X.Y.Z, optionally -prerelease such as "
+        "1.6.0-rc.1); default: derived from the ref's version.txt",
     )
     ops = parser.add_mutually_exclusive_group()
     add_list_option(

@@ -81,7 +81,7 @@ def check_generator_ref(ref: str) -> str:
         FatalError: it is a branch, tag or short SHA (those can move or become ambiguous).
     """
     sha = ref.strip().lower()
-    if not _FULL_SHA.fullmatch(sha):
+    if not _FULL_SHA.fullmatch(sha) or set(sha) == {"0"}:
         raise FatalError(
             f"generator ref {ref!r} is not a full 40-hex commit SHA; the workflows pin one "
             "commit so they run the same generator every time (a branch or tag can move)"

@@ -559,7 +559,7 @@ def test_a_credential_url_is_refused_with_the_credential_helper_hint() -> None:
         wf.render_workflows("https://user:secret@github.com/o/n.git", SHA)
 
 
-@pytest.mark.parametrize("ref", ["main", "v1.0.0", SHA[:12], SHA + "0", "g" * 40, ""])
+@pytest.mark.parametrize("ref", ["main", "v1.0.0", SHA[:12], SHA + "0", "g" * 40, "", "0" * 40])
 def test_render_refuses_refs_that_are_not_full_shas(ref: str) -> None:
     with pytest.raises(FatalError, match="full 40-hex"):
         wf.render_workflows(REPO, ref)
@@ -628,7 +628,9 @@ def test_cli_writes_then_check_passes_then_detects_drift(
     library.mkdir()
     pin = ["--generator-repo", REPO, "--generator-ref", SHA]
     assert main(["workflows", str(library), "--check", *pin]) == 1
-    assert "sync.yml" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "sync.yml (missing)" in out
+    assert f"workflows {library} --generator-repo {REPO} --generator-ref {SHA}" in out
     assert not (library / ".github").exists()
     assert main(["workflows", str(library), *pin]) == 0
     assert "wrote" in capsys.readouterr().out
@@ -636,7 +638,7 @@ def test_cli_writes_then_check_passes_then_detects_drift(
     (library / wf.WORKFLOWS_DIR / "ci.yml").write_text("edited\n")
     assert main(["workflows", str(library), "--check", *pin]) == 1
     out = capsys.readouterr().out
-    assert "ci.yml" in out and "release.yml" not in out
+    assert "ci.yml (differs)" in out and "release.yml" not in out
     other = "f" * 40
     assert main(["workflows", str(library), "--check", "--generator-repo", REPO,
                  "--generator-ref", other]) == 1  # fmt: skip

@@ -156,8 +156,14 @@ def workflows(args: argparse.Namespace, checkout: Path = PROJECT_ROOT) -> int:
         if drift:
             print(f"out of date in {library / WORKFLOWS_DIR}:")
             for name in drift:
-                print(f"  {name}")
-            print(f"update them with: python -m generator workflows {library}")
+                state = "differs" if (library / WORKFLOWS_DIR / name).is_file() else "missing"
+                print(f"  {name} ({state})")
+            pins = ""
+            if args.generator_repo:
+                pins += f" --generator-repo {args.generator_repo}"
+            if args.generator_ref:
+                pins += f" --generator-ref {args.generator_ref}"
+            print(f"update them with: python -m generator workflows {library}{pins}")
             return 1
         print(f"{library / WORKFLOWS_DIR}: up to date with the generator at {ref[:12]}")
         return 0
