@@ -11,19 +11,22 @@ offline mirrors stand in for GitHub.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import re
 import shutil
-import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 import git
-import platformdirs
 
+# The cache folder and its lock are cache.py's; named here too for the callers that had them.
+from generator.cache import cache_lock as cache_lock
+from generator.cache import check_cache_dir as check_cache_dir
+from generator.cache import create_cache_dir as create_cache_dir
+from generator.cache import default_cache_dir as default_cache_dir
+from generator.cache import stderr_line
 from generator.errors import FatalError
 from generator.gitfail import git_reason, hint
 from generator.urls import display_url
@@ -31,38 +34,6 @@ from generator.urls import display_url
 #: git accepts an abbreviated SHA of 4 digits or more.
 HEX_SHA = re.compile(r"^[0-9a-fA-F]{4,40}$")
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
-
-
-def default_cache_dir() -> Path:
-    """The user cache folder of this tool (platformdirs), e.g. ~/.cache/executorch-arduino."""
-    return Path(platformdirs.user_cache_dir("executorch-arduino"))
-
-
-def check_cache_dir(cache: Path) -> Path:
-    """The cache folder, absolute; nothing is created (see `create_cache_dir`).
-
-    Raises:
-        FatalError: when it exists and is not a folder.
-    """
-    cache = cache.expanduser().resolve()
-    if cache.exists() and not cache.is_dir():
-        raise FatalError(f"--cache-dir {cache} is a file; name a folder for the cache")
-    return cache
-
-
-def create_cache_dir(cache: Path) -> Path:
-    """Create the (checked) cache folder `cache`; returns it.
-
-    Raises:
-        FatalError: when it cannot be created.
-    """
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise FatalError(
-            f"cannot use --cache-dir {cache}: {e.strerror or e}; choose a folder you can write"
-        ) from None
-    return cache
 
 
 @dataclass(frozen=True)
@@ -93,32 +64,6 @@ def _slug(url: str) -> str:
     url = display_url(url)  # a folder name never carries credentials
     tail = re.sub(r"[^A-Za-z0-9]+", "-", url.rstrip("/").removesuffix(".git")).strip("-")[-60:]
     return f"{tail}-{hashlib.sha256(url.encode()).hexdigest()[:10]}"
-
-
-@contextmanager
-def cache_lock(path: Path, say: Callable[[str], None] | None = None) -> Iterator[None]:
-    """Hold an exclusive lock on `<path>.lock`; a second holder waits, and says so through
-    `say` (default: a line on stderr) before it starts waiting."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock = path.with_suffix(".lock")
-    with open(lock, "w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            (say or _stderr)(
-                f"waiting for the cache lock {lock}: another build is using the cache "
-                f"{path.parent} (it continues when that one ends; pass another --cache-dir "
-                "to run both at once)"
-            )
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _stderr(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
 
 
 def _git_error(e: git.GitCommandError) -> str:
@@ -181,7 +126,7 @@ def _open_clone(url: str, cache_dir: Path) -> git.Repo:
                 repo.remotes.origin.set_url(url)
             return repo
         # A damaged or refused cached clone is only a cache: start it again.
-        _stderr(f"the cached clone {path} is unusable ({git_reason(why)}); cloning again")
+        stderr_line(f"the cached clone {path} is unusable ({git_reason(why)}); cloning again")
         _discard(path, why)
     try:
         repo = git.Repo.init(path, initial_branch="cache")

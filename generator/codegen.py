@@ -8,6 +8,9 @@ meant for much larger builds, which costs RAM).
 The codegen imports itself as `executorch.codegen`, so an installed `executorch` wheel would
 shadow the checkout. We run it with a shim package first on PYTHONPATH whose `__path__` is the
 checkout, so the checkout's codegen is what runs.
+
+The codegen takes ~1.5 s and is a function of the tree, the op set and torchgen:
+`kernel_registration` keeps its output in the step cache (`cache.py`) under exactly those.
 """
 
 from __future__ import annotations
@@ -18,15 +21,20 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as dist_version
 from pathlib import Path
+from typing import Any
 
+from generator.cache import StepCache, code_version
 from generator.errors import FatalError
+from generator.layout import KERNEL_REGISTRATION, REGISTRATION_GLOB
 from generator.opset import CORTEX_M_YAML, PORTABLE_YAML, PRIM_OPS_SOURCE, OpSet
 
 #: Generated files that must not land on a device: they register ops into PyTorch itself.
 HOST_ONLY_INCLUDES = re.compile(r"#include\s*[<\"](?:torch/library\.h|torch/torch\.h|ATen/)")
-KERNEL_NAME = re.compile(r"\bKernel\(\s*\"([^\"]+)\"")
 
 _SHIM = """\
 import os
@@ -112,8 +120,8 @@ def _run(args: list[str], root: Path, shim: Path, what: str) -> None:
 def count_kernels(codegen_dir: Path) -> list[str]:
     """Operator names registered by the `Register*Kernels*.cpp` sources in `codegen_dir`."""
     names: list[str] = []
-    for path in sorted(codegen_dir.glob("Register*Kernels*.cpp")):
-        names += KERNEL_NAME.findall(path.read_text(encoding="utf-8"))
+    for path in sorted(codegen_dir.glob(REGISTRATION_GLOB)):
+        names += KERNEL_REGISTRATION.findall(path.read_text(encoding="utf-8"))
     return names
 
 
@@ -207,3 +215,81 @@ def run_codegen(root: Path, op_set: OpSet, out_dir: Path, max_kernel_header: Pat
             f"{len(op_set.ops)}: missing {missing or 'none'}, unexpected {extra or 'none'}"
         )
     return CodegenResult(tuple(kept), tuple(kernels), max_kernel_header)
+
+
+def torch_version() -> str:
+    """The installed torch's version (torchgen comes with it), without importing it."""
+    try:
+        return dist_version("torch")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def kernel_registration(
+    tree: Mapping[str, Any],
+    root: Path,
+    op_set: OpSet,
+    out_dir: Path,
+    max_kernel_header: Path,
+    steps: StepCache,
+) -> CodegenResult:
+    """`run_codegen`, or its output from the step cache.
+
+    Args:
+        tree: what identifies the tree at `root` (the ref's full SHA, the paths checked out);
+            the rest as for `run_codegen`.
+    Raises:
+        FatalError: see `run_codegen`.
+    """
+    key = {
+        "tree": dict(tree),
+        "ops": list(op_set.ops),
+        "mode": op_set.mode,
+        "torch": torch_version(),
+        "code": code_version("codegen", "opset", "cache"),
+    }
+    restored = _restore(steps.get("codegen", key), op_set, out_dir, max_kernel_header)
+    if restored is not None:
+        return restored
+    result = run_codegen(root, op_set, out_dir, max_kernel_header)
+    # Bytes decoded, not read_text: no newline translation, the restored files are identical.
+    files = {name: (out_dir / name).read_bytes().decode("utf-8") for name in result.files}
+    header = max_kernel_header.read_bytes().decode("utf-8")
+    steps.put(
+        "codegen",
+        key,
+        {"files": files, "header": header, "kernels": list(result.kernels)},
+    )
+    return result
+
+
+def _restore(
+    stored: Any, op_set: OpSet, out_dir: Path, max_kernel_header: Path
+) -> CodegenResult | None:
+    """Write a stored codegen output into place and return what it is; None (nothing
+    written) when `stored` is not one for `op_set`."""
+    try:
+        files: dict[str, str] = stored["files"]
+        header: str = stored["header"]
+        kernels: list[str] = stored["kernels"]
+        ok = (
+            sorted(kernels) == sorted(op_set.ops)
+            and isinstance(header, str)
+            and all(
+                isinstance(n, str)
+                and isinstance(t, str)
+                and "/" not in n
+                and n not in ("", ".", "..")
+                for n, t in files.items()
+            )
+        )
+    except (TypeError, KeyError, AttributeError):
+        return None
+    if not ok:
+        return None
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (out_dir / name).write_bytes(text.encode("utf-8"))
+    max_kernel_header.parent.mkdir(parents=True, exist_ok=True)
+    max_kernel_header.write_bytes(header.encode("utf-8"))
+    return CodegenResult(tuple(sorted(files)), tuple(kernels), max_kernel_header)

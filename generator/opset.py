@@ -11,6 +11,9 @@ The default op set is every Cortex-M backend operator (each entry of the ref's
 ExecuTorch's prim ops (`aten::sym_size.int`, `executorch_prim::*`) are no part of any op set:
 every library ships the ref's `kernels/prim_ops/register_prim_ops.cpp`, which registers them
 all at start-up, so `--ops-from-pte` leaves them out of the codegen's selection.
+
+Reading the kernel yamls and finding each kernel's source takes about a second; the choice is a
+function of the tree and the options, so `op_set_choice` keeps it in the step cache.
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
+from generator.cache import StepCache, code_version
 from generator.errors import FatalError
 from generator.models import registered_prim_ops
 
@@ -108,7 +113,9 @@ def read_op_yaml(root: Path, relpath: str) -> list[OpEntry]:
     """
     path = root / relpath
     try:
-        entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+        # libyaml's loader when PyYAML has it: the portable yaml takes ~0.2 s in pure Python.
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        entries = yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or []
     except FileNotFoundError:
         raise FatalError(
             f"the ExecuTorch tree has no {relpath}; this ref is too old for the Arduino "
@@ -312,3 +319,65 @@ def choose_op_set(
     """
     op_set = select_op_set(root, ops=ops, all_ops=all_ops, pte_ops=pte_ops)
     return OpSetChoice(op_set, kernel_sources(root, op_set))
+
+
+def op_set_choice(
+    tree: Mapping[str, Any],
+    root: Path,
+    *,
+    ops: Sequence[str] | None,
+    all_ops: bool,
+    pte_ops: Sequence[str] | None,
+    steps: StepCache,
+) -> OpSetChoice:
+    """`choose_op_set`, or its result from the step cache.
+
+    Args:
+        tree: what identifies the tree at `root` (the ref's full SHA, the paths checked out);
+            the rest as for `choose_op_set`.
+    Raises:
+        FatalError: see `choose_op_set` (errors are never cached).
+    """
+    key = {
+        "tree": dict(tree),
+        "ops": None if ops is None else list(ops),
+        "all_ops": all_ops,
+        "pte_ops": None if pte_ops is None else sorted(pte_ops),
+        "code": code_version("opset", "models", "cache"),
+    }
+    stored = steps.get("opset", key)
+    restored = _choice_from(stored)
+    if restored is not None:
+        return restored
+    chosen = choose_op_set(root, ops=ops, all_ops=all_ops, pte_ops=pte_ops)
+    op_set = chosen.op_set
+    steps.put(
+        "opset",
+        key,
+        {
+            "ops": list(op_set.ops),
+            "mode": op_set.mode,
+            "root_ops": list(op_set.root_ops),
+            # Pairs, not an object: the entry is written with sorted keys, this keeps the order.
+            "sources": [[op, src] for op, src in chosen.sources.items()],
+        },
+    )
+    return chosen
+
+
+def _choice_from(stored: Any) -> OpSetChoice | None:
+    """The `OpSetChoice` a stored entry holds, or None when it holds none (every operator
+    of an op set has its source: `kernel_sources` raises otherwise)."""
+    if not isinstance(stored, dict):
+        return None
+    ops, mode, roots, sources = (stored.get(k) for k in ("ops", "mode", "root_ops", "sources"))
+    if not (isinstance(ops, list) and isinstance(roots, list) and isinstance(sources, list)):
+        return None
+    pairs = [p for p in sources if isinstance(p, list) and len(p) == 2]
+    names = ops + roots + [name for pair in pairs for name in pair]
+    if len(pairs) != len(sources) or not all(isinstance(o, str) for o in names):
+        return None
+    found = dict(pairs)
+    if mode not in ("default", "ops", "all-ops", "ops-from-pte") or set(found) != set(ops):
+        return None
+    return OpSetChoice(OpSet(tuple(ops), str(mode), tuple(roots)), found)

@@ -15,22 +15,21 @@ import platform
 import shutil
 import time
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as dist_version
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
 from generator import PROJECT_ROOT
-from generator.checkout import (
+from generator.cache import (
+    StepCache,
     cache_lock,
     check_cache_dir,
-    checkout,
     create_cache_dir,
     default_cache_dir,
 )
-from generator.codegen import CodegenResult, run_codegen
+from generator.checkout import checkout
+from generator.codegen import CodegenResult, kernel_registration, torch_version
 from generator.components import THIRD_PARTY, Component, load_component, pinned_revision
 from generator.errors import FatalError
 from generator.examples import (
@@ -44,7 +43,7 @@ from generator.examples import (
 from generator.flatc import SchemaHeaders, schema_headers
 from generator.layout import CODEGEN_DIR
 from generator.models import check_library_models, ops_in_pte
-from generator.opset import OpSetChoice, available_op_sources, choose_op_set, prim_ops
+from generator.opset import OpSetChoice, available_op_sources, op_set_choice, prim_ops
 from generator.patches import PATCHES, TEMPLATE_PLATFORM, apply_patches
 from generator.provenance import ComponentRecord, Provenance, RefFiles
 from generator.pte_reader import READER_DIR, program_reader
@@ -232,21 +231,28 @@ def _build_into(
         )
         rep.note(f"flatc {reader.flatc_version} -> {READER_DIR}")
 
+    # The pure steps' results are cached under what the tree is: the SHA and the paths.
+    steps = StepCache(cache)
+    tree = {"sha": source.sha, "paths": list(et.checkout)}
     with rep.step("select the op set"):
-        chosen = choose_op_set(
+        chosen = op_set_choice(
+            tree,
             source.root,
             ops=list(options.ops) if options.ops is not None else None,
             all_ops=options.all_ops,
             pte_ops=_ops_in_ptes(options.ops_from_pte, reader.folder),
+            steps=steps,
         )
         rep.note(f"{len(chosen.op_set.ops)} operators ({chosen.op_set.describe()})")
 
     with rep.step("run the kernel-registration codegen"):
-        generated = run_codegen(
+        generated = kernel_registration(
+            tree,
             source.root,
             chosen.op_set,
             library / CODEGEN_DIR,
             library / "src/executorch/runtime/kernel/selected_max_kernel_num.h",
+            steps,
         )
         rep.note(f"{len(generated.kernels)} kernels registered")
 
@@ -425,18 +431,11 @@ def _provenance(
         ref_files=vendored.ref_files,
         patches=tuple(p for p in PATCHES if p.name in applied),
         flatc_version=schema.flatc_version,
-        torch_version=_torch_version(),
+        torch_version=torch_version(),
         python_version=platform.python_version(),
         regenerate_args=_regenerate_args(options, source.library_version),
         src_hash=tree_hash(library / "src"),
     )
-
-
-def _torch_version() -> str:
-    try:
-        return dist_version("torch")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def _regenerate_args(options: BuildOptions, version: str) -> str:
