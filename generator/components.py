@@ -9,11 +9,11 @@ from typing import Any
 
 import yaml
 
-from generator import PROJECT_ROOT
+from generator import data_dir
 from generator.checkout import Checkout, gitlink, submodule_url
 from generator.errors import FatalError
 
-VENDORED_DIR = PROJECT_ROOT / "vendored"
+VENDORED_DIR = data_dir("vendored")
 
 
 @dataclass(frozen=True)

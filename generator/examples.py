@@ -11,12 +11,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator import PROJECT_ROOT
+from generator import data_dir
 from generator.errors import FatalError
 from generator.layout import EXAMPLES
 from generator.models import TOOLS_DIR, write_model_header
 
-TEMPLATE_EXAMPLES = PROJECT_ROOT / "library_template" / "examples"
+TEMPLATE_EXAMPLES = data_dir("library_template") / "examples"
 REF_EXAMPLES = "examples/arduino/examples"
 
 #: Data files an example copies from the ref's folder beside its .pte (globs).

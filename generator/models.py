@@ -20,11 +20,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from generator import PROJECT_ROOT
+from generator import data_dir
 from generator.errors import FatalError
 
 #: The shipped tools folder: et_pte.py, pte_to_header.py, check_models.py.
-TOOLS_DIR = PROJECT_ROOT / "extras" / "tools"
+TOOLS_DIR = data_dir("extras") / "tools"
 
 
 def import_tool(path: Path) -> ModuleType:

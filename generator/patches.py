@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator import PROJECT_ROOT
+from generator import data_dir
 from generator.errors import FatalError
 from generator.layout import PLATFORM_DIR
 
-TEMPLATE_PLATFORM = PROJECT_ROOT / "library_template" / PLATFORM_DIR / "arduino_pal.cpp"
+TEMPLATE_PLATFORM = data_dir("library_template") / PLATFORM_DIR / "arduino_pal.cpp"
 
 
 @dataclass(frozen=True)

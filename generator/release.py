@@ -53,7 +53,7 @@ from generator.version import highest, is_greater, parse, suggest_next
 #: Release tags are `v` + the library.properties version (what the Library Manager indexes).
 TAG_PREFIX = "v"
 #: The line of extras/PROVENANCE.txt that holds ExecuTorch's version.txt
-#: (generator/templates/PROVENANCE.txt.j2: "upstream version: 1.5.1").
+#: (library_template/extras/PROVENANCE.txt.jinja: "upstream version: 1.5.1").
 _UPSTREAM_LINE = re.compile(r"^upstream version:[ \t]*(\S.*?)[ \t]*$", re.MULTILINE)
 _HEX = re.compile(r"^[0-9a-fA-F]{4,40}$")
 

@@ -1,8 +1,12 @@
 """Step 7: render the library's metadata with Jinja2 (a pure step from `Provenance` to files).
 
-`library.properties` comes from the project's `library.properties.j2`; `extras/PROVENANCE.txt`
-and `extras/THIRD_PARTY_LICENSES/README.md` from `generator/templates/`. Nothing rendered holds
-a timestamp, so the same inputs give byte-identical files.
+Every template is a plain Jinja file in one environment, found in one of two folders: the
+library's own files in `library_template/` (a folder that mirrors the library: `src/`,
+`examples/`, `library.properties.jinja`, `README.md.jinja`, `extras/PROVENANCE.txt.jinja`, ...)
+and everything else the generator writes in `generator/templates/` (the sync pull request's
+body). The rule is copier's: a file whose name ends in `.jinja` is rendered and loses the
+suffix, every other file is copied as it is. Nothing rendered holds a timestamp, so the same
+inputs give byte-identical files.
 """
 
 from __future__ import annotations
@@ -13,18 +17,32 @@ from typing import Any
 
 import jinja2
 
-from generator import PROJECT_ROOT
-from generator.layout import PIN_FILE, PROVENANCE_FILE
+from generator import data_dir, package_path
+from generator.layout import PIN_FILE
 from generator.provenance import Provenance
 
-_ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(
-        [str(PROJECT_ROOT), str(PROJECT_ROOT / "generator" / "templates")]
-    ),
+#: The suffix of a template: rendered, and written without it.
+TEMPLATE_SUFFIX = ".jinja"
+#: The library's own files (rendered or copied to the same relative path in the library).
+LIBRARY_TEMPLATE = data_dir("library_template")
+#: The templates of everything else (the sync pull request's body), and cmake_macros.h.
+TEMPLATES = package_path("templates")
+
+ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader([str(LIBRARY_TEMPLATE), str(TEMPLATES)]),
     undefined=jinja2.StrictUndefined,
     keep_trailing_newline=True,
     autoescape=False,
 )
+
+
+def render(template: str, **facts: Any) -> str:
+    """The template `template` (a path below a template folder) rendered with `facts`.
+
+    Raises:
+        jinja2.UndefinedError: when the template uses a fact not given (a bug, not input).
+    """
+    return ENV.get_template(template).render(**facts)
 
 
 def render_to(template: str, dest: Path, **facts: Any) -> None:
@@ -34,7 +52,7 @@ def render_to(template: str, dest: Path, **facts: Any) -> None:
         jinja2.UndefinedError: when the template uses a fact not given (a bug, not input).
     """
     dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(_ENV.get_template(template).render(**facts), encoding="utf-8")
+    dest.write_text(render(template, **facts), encoding="utf-8")
 
 
 def tree_hash(folder: Path) -> str:
@@ -56,17 +74,13 @@ def write_pin(library: Path, sha: str) -> None:
 
 
 def render_metadata(library: Path, provenance: Provenance) -> None:
-    """Write library.properties, README.md, extras/PROVENANCE.txt and the licenses README.
+    """Render every `*.jinja` of `library_template/` into `library`, at its path without the suffix.
 
-    Each template reads the attributes of one name, `p`: the `Provenance`.
+    That is library.properties, README.md, extras/PROVENANCE.txt and the licenses README. Each
+    template reads the attributes of one name, `p`: the `Provenance`. (The library's README is
+    for the Library Manager, arduino-lint LD001; a synced library repo keeps its own, since
+    README.md is not a generated path, see generator.layout.)
     """
-    render_to("library.properties.j2", library / "library.properties", p=provenance)
-    # The Library Manager wants a README (arduino-lint LD001); a synced library repo keeps
-    # its own (README.md is not a generated path, see generator.layout).
-    render_to("README.md.j2", library / "README.md", p=provenance)
-    render_to(
-        "THIRD_PARTY_LICENSES.md.j2",
-        library / "extras" / "THIRD_PARTY_LICENSES" / "README.md",
-        p=provenance,
-    )
-    render_to("PROVENANCE.txt.j2", library / PROVENANCE_FILE, p=provenance)
+    for template in sorted(LIBRARY_TEMPLATE.rglob(f"*{TEMPLATE_SUFFIX}")):
+        rel = template.relative_to(LIBRARY_TEMPLATE)
+        render_to(rel.as_posix(), library / rel.with_suffix(""), p=provenance)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from wcmatch import glob
 
-from generator import PROJECT_ROOT
+from generator import package_path
 from generator.components import Component, CopyRule
 from generator.errors import FatalError
 
@@ -215,7 +215,7 @@ def _copy_et(
 
 #: Where c10's Macros.h and Export.h look for the CMake-generated macros header.
 CMAKE_MACROS = "src/torch/headeronly/macros/cmake_macros.h"
-CMAKE_MACROS_TEMPLATE = PROJECT_ROOT / "generator" / "templates" / "cmake_macros.h"
+CMAKE_MACROS_TEMPLATE = package_path("templates", "cmake_macros.h")
 
 
 def write_cmake_macros(library: Path) -> Path:

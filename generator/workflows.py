@@ -17,7 +17,7 @@ import re
 import urllib.parse
 from pathlib import Path
 
-from generator import PROJECT_ROOT
+from generator import data_dir
 from generator.atomic import write_atomic
 from generator.errors import FatalError
 from generator.urls import display_url, refuse_credentials
@@ -25,7 +25,7 @@ from generator.urls import display_url, refuse_credentials
 #: Where the workflows live in the library repo.
 WORKFLOWS_DIR = ".github/workflows"
 #: The templates: one file per workflow, named as it is installed.
-TEMPLATES_DIR = PROJECT_ROOT / "workflows"
+TEMPLATES_DIR = data_dir("workflows")
 #: The names a template may use as `@@NAME@@`.
 PLACEHOLDERS = ("GENERATOR_REPO", "GENERATOR_REF")
 

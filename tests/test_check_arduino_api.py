@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from check_fixtures import TOOLS, write_library
 
-from generator import PROJECT_ROOT
+from generator import data_dir
 from generator.check import run_check
 from generator.check.stages import Status
 from generator.check.toolchains import API_DIR, CORE_INCLUDES, CORE_SOURCES
@@ -116,7 +116,7 @@ API_EXPECTED = "must_print:\n" + "".join(f'  - "{line}"\n' for line in API_LINES
 
 def stand_in_executorch_h() -> str:
     """The library template's ExecuTorch.h, its ExecuTorch includes replaced (see above)."""
-    template = (PROJECT_ROOT / "library_template/src/ExecuTorch.h").read_text(encoding="utf-8")
+    template = (data_dir("library_template") / "src" / "ExecuTorch.h").read_text(encoding="utf-8")
     includes = re.findall(r"^#include <executorch/.*>\n", template, flags=re.MULTILINE)
     assert includes, "the template's ExecuTorch.h no longer includes the runtime"
     std = "".join(f"#include <{h}>\n" for h in RUNTIME_STD_HEADERS)

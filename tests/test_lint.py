@@ -15,13 +15,13 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import jinja2
 import pytest
 
 from generator.check import CheckReport
 from generator.errors import FatalError
 from generator.lint import RULES, LintReport, lint_library, parse_properties
 from generator.main import main
+from generator.render import render
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -404,16 +404,18 @@ def test_check_refuses_a_library_that_fails_lint(
 
 
 def test_the_template_passes_but_for_the_readme_the_library_repo_owns(tmp_path: Path) -> None:
-    """library.properties.j2 + library_template/ + LICENSE: what every build writes.
+    """library_template/ (its library.properties rendered) + LICENSE: what every build writes.
 
     README.md is not generated (sync keeps the library repo's), so a freshly built library
     fails LD001 until it sits in the repo.
     """
     lib = tmp_path / "ExecuTorch"
-    shutil.copytree(REPO / "library_template", lib)
-    template = jinja2.Template((REPO / "library.properties.j2").read_text())
+    shutil.copytree(REPO / "library_template", lib, ignore=shutil.ignore_patterns("*.jinja"))
     (lib / "library.properties").write_text(
-        template.render(p=SimpleNamespace(library_version="1.5.0", upstream_version="1.5.0"))
+        render(
+            "library.properties.jinja",
+            p=SimpleNamespace(library_version="1.5.0", upstream_version="1.5.0"),
+        )
     )
     (lib / "LICENSE").write_text("BSD License\n")
     report = lint_library(lib)

@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from generator import package_path
 from generator.boards import UNO_Q, Board
 from generator.check.objcache import CompileJob, ObjectCache
 from generator.check.plan import BuildPlan, sketch_cpp
 from generator.errors import FatalError
 
-CORE_DIR = Path(__file__).parent / "arduino_core"
+CORE_DIR = package_path("check", "arduino_core")
 #: The vendored ArduinoCore-API (its README.md gives the pin); its `api/` folder is
 #: included as `api/...`, as the board core's Arduino.h does.
 API_DIR = CORE_DIR / "ArduinoCore-API"

@@ -20,7 +20,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from generator import PROJECT_ROOT
+from generator import data_dir
 from generator.cache import (
     StepCache,
     cache_lock,
@@ -66,7 +66,7 @@ from generator.vendor import (
 )
 from generator.version import check_explicit_version
 
-TEMPLATE_SRC = PROJECT_ROOT / "library_template" / "src"
+TEMPLATE_SRC = data_dir("library_template") / "src"
 
 DEFAULT_EXECUTORCH_REPO = "https://github.com/pytorch/executorch.git"
 

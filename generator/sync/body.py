@@ -1,6 +1,7 @@
 """The sync pull request: its title and body (Markdown), rendered from facts gathered by sync.
 
-Rendering is a pure step: `PullRequestFacts` in, text out (Jinja2 template below).
+Rendering is a pure step: `PullRequestFacts` in, text out (the Jinja2 template
+`generator/templates/pr_body.md.jinja`, in `generator.render`'s one environment).
 """
 
 from __future__ import annotations
@@ -8,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-import jinja2
 
 from generator.compare import (
     UPSTREAM_COMMIT,
@@ -20,6 +19,7 @@ from generator.compare import (
     size_table,
 )
 from generator.markdown import code_fence, signed
+from generator.render import render
 
 #: `kernel_names` and `size_rows` are also imported from here (they were defined here).
 __all__ = [
@@ -35,6 +35,9 @@ __all__ = [
     "size_rows",
     "workflow_token_note",
 ]
+
+#: The pull request body's template (in generator/templates/).
+PULL_REQUEST_TEMPLATE = "pr_body.md.jinja"
 
 #: How much of each emulated run the PR body shows (lines, and characters per line).
 MAX_LINES = 40
@@ -157,82 +160,6 @@ def commit_message(ref: str, sha: str, version: str, upstream_version: str) -> s
     )
 
 
-_TEMPLATE = """\
-{% if f.ci_note %}> [!WARNING]
-{% for line in f.ci_note.splitlines() %}>{% if line %} {{ line }}{% endif %}
-{% endfor %}
-{% endif %}{% if f.workflow_drift %}> [!NOTE]
-> The repo's workflows differ from this generator's: \
-{% for name in f.workflow_drift %}`.github/workflows/{{ name }}`{% if not loop.last %}, \
-{% endif %}{% endfor %}. Sync never pushes workflow files (a token needs the `workflows` \
-permission for that): run `python -m generator workflows .` in a checkout of this repo and \
-commit the result.
-
-{% endif %}Regenerates the library from ExecuTorch **{{ f.ref }}** \
-([`{{ f.sha[:12] }}`]({{ commit_url }})), full SHA `{{ f.sha }}`.
-
-| | |
-|---|---|
-| ExecuTorch ref | `{{ f.ref }}` |
-| ExecuTorch SHA | `{{ f.sha }}` |
-| Previous pin | {% if f.base_pin %}`{{ f.base_pin }}`{% else %}none (first sync){% endif %} |
-| Upstream changes | {{ compare }} |
-| Library version | **{{ f.library_version }}**{% if f.base_version %} (base: {{ f.base_version }})\
-{% endif %} |
-| ExecuTorch version.txt | `{{ f.upstream_version }}` |
-
-### Operators
-Op set ({{ f.op_set | length }}): {% for op in f.op_set %}`{{ op }}`{% if not loop.last %}, \
-{% endif %}{% endfor %}
-
-Kernels registered: **{{ f.kernels | length }}** (base: {{ f.base_kernels | length }}, \
-{{ kernel_delta }}).
-{% if f.kernels_added %}- added: {% for op in f.kernels_added %}`{{ op }}`\
-{% if not loop.last %}, {% endif %}{% endfor %}
-{% endif %}{% if f.kernels_removed %}- removed: {% for op in f.kernels_removed %}`{{ op }}`\
-{% if not loop.last %}, {% endif %}{% endfor %}
-{% endif %}{% if not f.kernels_added and not f.kernels_removed %}- no change against \
-`{{ f.base }}`
-{% endif %}
-### Files (generated paths, against `{{ f.base }}`)
-**{{ f.added | length }}** added, **{{ f.removed | length }}** removed, \
-**{{ f.changed | length }}** changed.
-
-### Check: {{ "passed" if f.check_passed else "FAILED" }}
-{% if f.sizes %}
-{{ sizes }}
-{% if not f.base_has_report %}
-`{{ f.base }}` has no `extras/check_report.json`, so there are no deltas.
-{% endif %}{% endif %}{% if f.runs %}
-#### Emulated run output
-{% for name, lines in f.runs %}
-**{{ name }}**
-{% set text = lines | join("\n") %}{{ fence(text) }}
-{{ text }}
-{{ fence(text) }}
-{% endfor %}{% endif %}
-<details><summary>Full check report</summary>
-
-{{ f.check_markdown }}
-
-</details>
-
-### Left to do by hand
-- [ ] Flash a board (Arduino UNO Q) with each example and compare its serial output \
-with `examples/*/expected.yaml`
-- [ ] Review and merge this pull request
-- [ ] Tag the merge commit `v{{ f.library_version }}` and push the tag \
-(the Library Manager picks up the tag)
-
-<sub>Opened by `python -m generator sync` from branch `{{ f.branch }}`. \
-The check report is in `extras/check_report.json`.</sub>
-"""
-
-_ENV = jinja2.Environment(
-    undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
-)
-
-
 def render_body(facts: PullRequestFacts) -> str:
     """The pull request body (GitHub Markdown) for `facts`."""
     delta = len(facts.kernels) - len(facts.base_kernels)
@@ -240,7 +167,8 @@ def render_body(facts: PullRequestFacts) -> str:
         compare = f"[`{facts.base_pin[:12]}...{facts.sha[:12]}`]({facts.compare_url})"
     else:
         compare = "same pin" if facts.base_pin else "n/a (first sync)"
-    return _ENV.from_string(_TEMPLATE).render(
+    return render(
+        PULL_REQUEST_TEMPLATE,
         f=facts,
         commit_url=UPSTREAM_COMMIT.format(sha=facts.sha),
         kernel_delta=signed(delta),
