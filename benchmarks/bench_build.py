@@ -1,46 +1,118 @@
-"""Benchmark: time a cold and a warm regeneration of the library (not a test).
+"""Benchmark: time a cold and warm regenerations of the library (not a test).
 
-    python benchmarks/bench_build.py [--executorch-ref REF] [--executorch-repo URL]
+    python benchmarks/bench_build.py [--executorch-ref REF] [--executorch-repo URL] [--runs N]
+        [--max-warm SECONDS]
 
-Cold: an empty cache (every checkout fetched). Warm: the same cache again (nothing to fetch).
-Prints the wall times, files and bytes written, kernels registered, and the operator sources
-shipped against every portable operator source of the ref.
+Cold: an empty cache (every checkout fetched, every step run). Then, on that cache, `--runs`
+warm rebuilds (median shown) of the same ref into the same `--out`, each kind side by side:
+
+- warm: the step cache on (the op set choice and the codegen read from it);
+- warm, no step cache: `EXECUTORCH_ARDUINO_NO_STEP_CACHE=1` (every step runs; the clones are
+  still reused);
+- warm, by SHA: the ref given as its full SHA, so the difference with `warm` is what
+  re-resolving a branch (`git ls-remote`, which every run of a branch does) costs.
+
+Every run's tree must be byte-identical to the cold one (`generator.render.tree_hash`;
+extras/PROVENANCE.txt aside for the SHA run, as it records the ref as given): the script exits
+1 otherwise, or when the warm median exceeds `--max-warm`. Prints the wall times (in-process:
+`build_library`, not interpreter start-up), files and bytes written, kernels registered, and the
+operator sources shipped against every portable operator source of the ref.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from generator.pipeline import DEFAULT_EXECUTORCH_REPO, BuildOptions, build_library
+from generator.cache import NO_STEP_CACHE_ENV
+from generator.pipeline import DEFAULT_EXECUTORCH_REPO, BuildOptions, BuildResult, build_library
+from generator.render import tree_hash
+
+
+def _tree(out: Path, *, provenance: bool = True) -> str:
+    """`tree_hash` of `out`; without `provenance`, of all but extras/PROVENANCE.txt (which
+    records the ref as given)."""
+    if provenance:
+        return tree_hash(out)
+    record = out / "extras" / "PROVENANCE.txt"
+    text = record.read_bytes()
+    record.unlink()
+    try:
+        return tree_hash(out)
+    finally:
+        record.write_bytes(text)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--executorch-ref", default="main")
     parser.add_argument("--executorch-repo", default=DEFAULT_EXECUTORCH_REPO)
+    parser.add_argument("--runs", type=int, default=5, help="warm runs of each kind (median)")
+    parser.add_argument(
+        "--max-warm", type=float, default=None, help="fail when the warm median is slower"
+    )
     args = parser.parse_args()
+    os.environ.pop(NO_STEP_CACHE_ENV, None)
     with tempfile.TemporaryDirectory(prefix="bench-build-") as tmp:
         options = BuildOptions(
             executorch_ref=args.executorch_ref,
             executorch_repo=args.executorch_repo,
             cache_dir=Path(tmp) / "cache",
         )
-        rows = []
-        for label in ("cold", "warm"):
-            result = build_library(options, Path(tmp) / label / "ExecuTorch")
-            rows.append((label, result))
-    print(f"ExecuTorch {args.executorch_ref} -> {rows[0][1].sha}")
-    print(f"{'run':<6}{'seconds':>9}{'files':>8}{'bytes':>12}{'kernels':>9}{'op sources':>14}")
-    for label, r in rows:
+        out = Path(tmp) / "ExecuTorch"
+        cold = build_library(options, out)
+        reference = {True: _tree(out), False: _tree(out, provenance=False)}
+        kinds: list[tuple[str, list[BuildResult]]] = [("cold", [cold])]
+        different: list[str] = []
+
+        def run(label: str, opts: BuildOptions, no_cache: bool) -> None:
+            same_ref = opts.executorch_ref == options.executorch_ref
+            if no_cache:
+                os.environ[NO_STEP_CACHE_ENV] = "1"
+            try:
+                results: list[BuildResult] = []
+                for _ in range(args.runs):
+                    results.append(build_library(opts, out))
+                    if _tree(out, provenance=same_ref) != reference[same_ref]:
+                        different.append(label)
+            finally:
+                os.environ.pop(NO_STEP_CACHE_ENV, None)
+            kinds.append((label, results))
+
+        run("warm", options, no_cache=False)
+        run("warm, no step cache", options, no_cache=True)
+        run("warm, by SHA", replace(options, executorch_ref=cold.sha), no_cache=False)
+
+    print(f"ExecuTorch {args.executorch_ref} -> {cold.sha}")
+    print(
+        f"{'run':<22}{'median s':>9}{'min s':>7}{'max s':>7}{'files':>7}{'bytes':>12}"
+        f"{'kernels':>9}{'op sources':>12}"
+    )
+    for label, results in kinds:
+        times = [r.seconds for r in results]
+        r = results[-1]
         print(
-            f"{label:<6}{r.seconds:>9.1f}{r.files:>8}{r.bytes:>12,}{r.kernel_count:>9}"
-            f"{f'{r.op_sources}/{r.op_sources_available}':>14}"
+            f"{label:<22}{statistics.median(times):>9.2f}{min(times):>7.2f}{max(times):>7.2f}"
+            f"{r.files:>7}{r.bytes:>12,}{r.kernel_count:>9}"
+            f"{f'{r.op_sources}/{r.op_sources_available}':>12}"
         )
+    if different:
+        print(f"NOT byte-identical to the cold build: {', '.join(sorted(set(different)))}")
+        return 1
+    print(f"every tree byte-identical to the cold build (tree_hash {reference[True][:16]})")
+    warm = statistics.median(r.seconds for r in dict(kinds)["warm"])
+    branch = warm - statistics.median(r.seconds for r in dict(kinds)["warm, by SHA"])
+    print(f"re-resolving {args.executorch_ref!r} each run costs about {branch:.2f} s")
+    if args.max_warm is not None and warm > args.max_warm:
+        print(f"warm median {warm:.2f} s exceeds --max-warm {args.max_warm:.2f} s")
+        return 1
     return 0
 
 

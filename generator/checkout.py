@@ -148,10 +148,15 @@ def _has_commit(repo: git.Repo, rev: str) -> str | None:
         return None
 
 
-def _ls_remote(repo: git.Repo, url: str) -> dict[str, str]:
-    """Map of remote ref name -> SHA (tags peeled to their commit)."""
+def _ls_remote(repo: git.Repo, url: str, names: Sequence[str]) -> dict[str, str]:
+    """Map of remote ref name -> SHA (tags peeled to their commit), for the refs `names`.
+
+    Only those are asked for: ExecuTorch has ~30,000 refs (pull request heads), and listing
+    them all is most of what re-resolving a branch costs on every run.
+    """
+    patterns = [p for name in names for p in (name, f"{name}^{{}}")]  # with the peeled tag
     try:
-        out = str(repo.git.ls_remote("origin"))
+        out = str(repo.git.ls_remote("origin", *patterns))
     except git.GitCommandError as e:
         raise _failure("cannot list the refs of", url, e, Path(repo.working_dir)) from None
     refs: dict[str, str] = {}
@@ -214,7 +219,7 @@ def resolve_and_fetch(repo: git.Repo, url: str, ref: str) -> str:
         if found and found.startswith(ref.lower()):
             return found
     if not (FULL_SHA.match(ref) and _has_commit(repo, ref)):
-        remote = _ls_remote(repo, url)
+        remote = _ls_remote(repo, url, candidates)
         for name in candidates:
             if name in remote:
                 sha = remote[name]
