@@ -104,6 +104,7 @@ def test_installed_cli_builds_the_same_library(
         REPO_ROOT,
     )
     installed, checkout = tmp_path / "installed", tmp_path / "checkout"
+    assert "library.properties" in files_under(installed)
     assert files_under(installed) == files_under(checkout)
     _, mismatch, errors = filecmp.cmpfiles(
         installed, checkout, files_under(installed), shallow=False
