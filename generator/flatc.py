@@ -13,6 +13,7 @@ worse, compile and differ). Where flatc comes from, in order:
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import re
@@ -52,10 +53,25 @@ def pinned_flatbuffers_version(flatbuffers_root: Path) -> str:
 
 
 def flatc_version(flatc: Path) -> str | None:
-    """The X.Y.Z a flatc binary reports, or None when it does not run."""
+    """The X.Y.Z a flatc binary reports, or None when it does not run.
+
+    Asked once a process per binary (the build looks for a flatc twice: ~40 ms a run of it);
+    a binary changed meanwhile (its inode, size, mode, mtime or ctime) is asked again.
+    """
+    try:
+        st = flatc.stat()
+    except OSError:
+        return None
+    return _flatc_version(
+        str(flatc), (st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns, st.st_ctime_ns)
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _flatc_version(flatc: str, _stat: tuple[int, ...]) -> str | None:
     try:
         out = subprocess.run(
-            [str(flatc), "--version"], capture_output=True, text=True, timeout=30, check=False
+            [flatc, "--version"], capture_output=True, text=True, timeout=30, check=False
         ).stdout
     except (OSError, subprocess.TimeoutExpired):
         return None
