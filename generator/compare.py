@@ -5,19 +5,16 @@ with the base branch's, release a tagged commit with the previous tag's.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from generator.layout import KERNEL_REGISTRATION
 from generator.markdown import signed, table
 
-UPSTREAM_COMPARE = "https://github.com/pytorch/executorch/compare/{old}...{new}"
-UPSTREAM_COMMIT = "https://github.com/pytorch/executorch/commit/{sha}"
-
-#: How a kernel registration names its operator (generated codegen sources):
-#: `Kernel("aten::add.out", ...`.
-_KERNEL = re.compile(r'\bKernel\s*\(\s*"([^"]+)"')
+# Re-exported: sync's pull request body and release's notes link upstream through them.
+from generator.urls import UPSTREAM_COMMIT as UPSTREAM_COMMIT
+from generator.urls import UPSTREAM_COMPARE as UPSTREAM_COMPARE
 
 
 def kernel_names(sources: Mapping[str, str]) -> list[str]:
@@ -27,7 +24,7 @@ def kernel_names(sources: Mapping[str, str]) -> list[str]:
     """
     names: list[str] = []
     for path in sorted(sources):
-        names += _KERNEL.findall(sources[path])
+        names += KERNEL_REGISTRATION.findall(sources[path])
     return names
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from generator import data_dir
 from generator.errors import FatalError
-from generator.layout import EXAMPLES
+from generator.layout import EXAMPLES, MODEL_HEADER
 from generator.models import TOOLS_DIR, write_model_header
 
 TEMPLATE_EXAMPLES = data_dir("library_template") / "examples"
@@ -134,7 +134,7 @@ def write_examples(root: Path, library: Path, plans: Sequence[ExamplePlan]) -> N
             raise FatalError(f"the sketch for {plan.name} is missing from {TEMPLATE_EXAMPLES}")
         dest = library / "examples" / plan.name
         shutil.copytree(template, dest)
-        write_model_header(plan.pte, dest / "model.h")
+        write_model_header(plan.pte, dest / MODEL_HEADER)
         for pattern in EXAMPLE_DATA.get(plan.name, ()):
             for data in sorted((root / REF_EXAMPLES / plan.name).glob(pattern)):
                 shutil.copyfile(data, dest / data.name)

@@ -1,6 +1,18 @@
-"""Where things are in a generated library (the contract between build, check and sync)."""
+"""Where things are in a generated library (the contract between build, check and sync).
+
+The one definition of each name. The tools shipped in every library (`extras/tools/`,
+standard library only) cannot import this module and keep their own copies of the names
+they need; `tests/test_one_source.py` checks that the copies agree.
+"""
 
 from __future__ import annotations
+
+import re
+
+#: The Library Manager's metadata (its `version=` is the library version).
+PROPERTIES_FILE = "library.properties"
+#: The ExecuTorch commit the library is generated from: the full SHA and a newline.
+PIN_FILE = "executorch_pin.txt"
 
 #: Paths the generator owns at the library root. `sync` deletes every one of them before
 #: writing a regenerated tree, so nothing stale survives (a stale platform file once shipped
@@ -10,20 +22,24 @@ GENERATED_PATHS: tuple[str, ...] = (
     "src",
     "examples",
     "extras",
-    "library.properties",
-    "executorch_pin.txt",
+    PROPERTIES_FILE,
+    PIN_FILE,
     "LICENSE",
 )
 
 #: The examples every library ships, in order, unless `--examples` picks a subset.
 EXAMPLES: tuple[str, ...] = ("HelloExecuTorch", "AddModel", "KeywordSpotting")
 
-PIN_FILE = "executorch_pin.txt"
-#: The Library Manager's metadata (its `version=` is the library version).
-PROPERTIES_FILE = "library.properties"
 PROVENANCE_FILE = "extras/PROVENANCE.txt"
 #: The generated kernel registration sources live here, below src/.
 CODEGEN_DIR = "src/executorch/codegen"
+#: How a kernel registration source names its operator: `Kernel("aten::add.out", ...` (the
+#: ref's codegen; also ExecuTorch's prim ops). Group `name`: the operator's full name.
+#: Shipped copy: extras/tools/et_pte.py `KERNEL_REGISTRATION` (a test checks they agree).
+KERNEL_REGISTRATION = re.compile(r'\bKernel\s*\(\s*"(?P<name>[^"]+)"')
+#: The registration sources of CODEGEN_DIR (the codegen's `RegisterCodegenUnboxedKernels*.cpp`).
+#: Shipped copy: extras/tools/et_pte.py `REGISTRATION_GLOB`.
+REGISTRATION_GLOB = "Register*Kernels*.cpp"
 #: ExecuTorch's prim ops registration (always shipped; registers at start-up, not by codegen).
 PRIM_OPS_SOURCE = "src/executorch/kernels/prim_ops/register_prim_ops.cpp"
 #: The one platform layer the library ships (ours, from library_template/).
@@ -31,8 +47,15 @@ PLATFORM_DIR = "src/executorch/runtime/platform/default"
 #: The ExecuTorch schema the library was generated with (program.fbs, scalar_type.fbs):
 #: the model checker decodes .pte files against it.
 SCHEMA_DIR = "extras/schema"
+#: The C++ headers flatc generates from that schema, which the runtime includes.
+SCHEMA_HEADERS_DIR = "src/executorch/schema"
 #: Each example's expectations (what its run must print), shipped beside the sketch.
 EXAMPLE_EXPECT_FILE = "expected.yaml"
+#: The generated header holding an example's .pte, `examples/<Name>/model.h` ...
+MODEL_HEADER = "model.h"
+#: ... and the C array it declares (with `<array>_size`), the name every example sketch uses
+#: (`ETModel model(model_pte, model_pte_size)`).
+MODEL_ARRAY = "model_pte"
 #: The check report of the library, as JSON, so a later sync can compare sizes without
 #: rebuilding the base.
 CHECK_REPORT_FILE = "extras/check_report.json"

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Literal
 
 from generator.errors import FatalError
+from generator.layout import PROPERTIES_FILE
 from generator.properties import GO_SPACE, parse_properties
 
 __all__ = [
@@ -58,7 +59,7 @@ Level = Literal["error", "warning"]
 #: (path relative to the library, "" for the library itself; message)
 Problem = tuple[str, str]
 
-PROPERTIES = "library.properties"
+PROPERTIES = PROPERTIES_FILE
 #: Where arduino-lint documents every rule ID.
 RULES_URL = "https://arduino.github.io/arduino-lint/latest/rules/"
 #: The arduino-lint invocation whose verdict `lint` reproduces.

@@ -8,8 +8,7 @@ from pathlib import Path
 
 from generator.cli_lists import add_list_option
 from generator.errors import error_handler
-
-DEFAULT_EXECUTORCH_REPO = "https://github.com/pytorch/executorch.git"
+from generator.urls import DEFAULT_EXECUTORCH_REPO
 
 
 def add_build_options(parser: argparse.ArgumentParser) -> None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from generator import data_dir
 from generator.errors import FatalError
+from generator.layout import MODEL_ARRAY
 
 #: The shipped tools folder: et_pte.py, pte_to_header.py, check_models.py.
 TOOLS_DIR = data_dir("extras") / "tools"
@@ -56,9 +57,6 @@ if TYPE_CHECKING:
 else:
     et_pte = import_tool(TOOLS_DIR / "et_pte.py")
 
-#: The array name every example sketch uses (`ETModel model(model_pte, model_pte_size)`).
-DEFAULT_ARRAY_NAME = "model_pte"
-
 
 def _read_bytes(path: Path, what: str) -> bytes:
     try:
@@ -67,7 +65,7 @@ def _read_bytes(path: Path, what: str) -> bytes:
         raise FatalError(f"cannot read {what} {path}: {e.strerror or e}; check the path") from None
 
 
-def write_model_header(pte: Path, out: Path, name: str = DEFAULT_ARRAY_NAME) -> int:
+def write_model_header(pte: Path, out: Path, name: str = MODEL_ARRAY) -> int:
     """Write `out` (a model.h) embedding the bytes of `pte` as array `name`.
 
     The text comes from `et_pte.model_h` (deterministic; 16-byte aligned const array plus

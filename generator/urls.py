@@ -5,6 +5,9 @@ messages, `extras/PROVENANCE.txt` (which sync commits and pushes), cache folder 
 URL that carries one is refused with a pointer to the safe ways (GITHUB_TOKEN, a git
 credential helper), and every URL the tool prints, renders, records or turns into a path goes
 through `display_url` first.
+
+Also the one definition of ExecuTorch's canonical upstream URL (what `--executorch-repo`
+defaults to; `vendored/executorch.yaml` names the same URL, a test checks).
 """
 
 from __future__ import annotations
@@ -12,6 +15,12 @@ from __future__ import annotations
 import re
 
 from generator.errors import FatalError
+
+#: ExecuTorch's canonical upstream (git's `url.<base>.insteadOf` maps it to a mirror).
+DEFAULT_EXECUTORCH_REPO = "https://github.com/pytorch/executorch.git"
+#: Its web pages: a commit, and the commits between two pins.
+UPSTREAM_COMMIT = DEFAULT_EXECUTORCH_REPO.removesuffix(".git") + "/commit/{sha}"
+UPSTREAM_COMPARE = DEFAULT_EXECUTORCH_REPO.removesuffix(".git") + "/compare/{old}...{new}"
 
 #: Schemes where anything before '@' is a credential (GitHub takes a token as the user name).
 _HTTP_SCHEMES = frozenset({"http", "https", "ftp", "ftps"})

@@ -548,6 +548,10 @@ def _read_method(guard: _Guard, schema: Any, plan: Any, index: int) -> Method:
 # ---------------------------------------------------------------------------------------
 # model.h
 
+#: The C array a model.h declares unless told otherwise (every example sketch uses it);
+#: must match generator/layout.py MODEL_ARRAY (a test checks).
+MODEL_ARRAY = "model_pte"
+
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _C_KEYWORDS = frozenset(
     (
@@ -627,7 +631,7 @@ def is_c_identifier(name: str) -> bool:
     return bool(_C_IDENTIFIER.match(name)) and name not in _C_KEYWORDS
 
 
-def model_h(pte_bytes: bytes, *, name: str = "model_pte", source: str = "model.pte") -> str:
+def model_h(pte_bytes: bytes, *, name: str = MODEL_ARRAY, source: str = "model.pte") -> str:
     """The C++ header text a sketch includes to get the program bytes.
 
     Declares `alignas(16) const uint8_t <name>[]` (plain read-only data: no section
@@ -659,7 +663,7 @@ def model_h(pte_bytes: bytes, *, name: str = "model_pte", source: str = "model.p
     lines = [
         f"// Generated from {source} by et_pte.py (extras/tools). Do not edit.",
         "// Regenerate: python3 extras/tools/pte_to_header.py MODEL.pte -o model.h"
-        + (f" --name {name}" if name != "model_pte" else ""),
+        + (f" --name {name}" if name != MODEL_ARRAY else ""),
         f"// {name}: {len(data)} bytes, sha256 {digest}",
         "#pragma once",
         "",
@@ -735,8 +739,10 @@ def pte_from_model_h(text: str, *, name: str | None = None) -> bytes:
 # ---------------------------------------------------------------------------------------
 # Model check
 
-_KERNEL_START = re.compile(r'\bKernel\s*\(\s*"(?P<name>[^"]+)"')
+#: `Kernel("op", ...`: must match generator/layout.py KERNEL_REGISTRATION (a test checks).
+KERNEL_REGISTRATION = re.compile(r'\bKernel\s*\(\s*"(?P<name>[^"]+)"')
 _STACK_SIZE = re.compile(r"stack\.size\(\)\s*==\s*(?P<n>\d+)")
+#: Must match generator/layout.py REGISTRATION_GLOB (a test checks).
 REGISTRATION_GLOB = "Register*Kernels*.cpp"
 
 
@@ -770,7 +776,7 @@ def registered_kernels(codegen_dir: str | Path) -> dict[str, int]:
     kernels: dict[str, int] = {}
     for path in sources:
         text = path.read_text(encoding="utf-8", errors="replace")
-        starts = list(_KERNEL_START.finditer(text))
+        starts = list(KERNEL_REGISTRATION.finditer(text))
         for k, m in enumerate(starts):
             end = starts[k + 1].start() if k + 1 < len(starts) else len(text)
             size = _STACK_SIZE.search(text, m.end(), end)
@@ -869,7 +875,7 @@ def registered_prim_ops(source: str | Path) -> dict[str, int]:
     macros = _macro_stack_sizes(text)
     # Macro bodies are not kernels: blank them (keeping line count) before reading kernels.
     text = _DEFINE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
-    starts = list(_KERNEL_START.finditer(text))
+    starts = list(KERNEL_REGISTRATION.finditer(text))
     if not starts:
         raise RegistrationError(
             f'{path}: no `Kernel("op", ...)` registration found; the ExecuTorch prim ops '

@@ -41,7 +41,7 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def to_header(buffer: bytes, name: str = "model_pte", source: str = "a .pte") -> str:
+def to_header(buffer: bytes, name: str = et_pte.MODEL_ARRAY, source: str = "a .pte") -> str:
     """The model.h text for the .pte bytes `buffer` (what `main` writes).
 
     The ref's export_model.py, shipped beside this script, imports it under this name.
@@ -57,9 +57,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pte", type=Path, metavar="MODEL.pte", help="the ExecuTorch program")
     parser.add_argument(
-        "-o", "--output", default="model.h", help="header to write; - for stdout (model.h)"
+        "-o",
+        "--output",
+        default=et_pte.MODEL_HEADER,
+        help=f"header to write; - for stdout ({et_pte.MODEL_HEADER})",
     )
-    parser.add_argument("--name", default="model_pte", help="C array name (model_pte)")
+    parser.add_argument(
+        "--name", default=et_pte.MODEL_ARRAY, help=f"C array name ({et_pte.MODEL_ARRAY})"
+    )
     parser.add_argument(
         "--reader",
         type=Path,

@@ -8,14 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from generator.errors import FatalError
-from generator.layout import EXAMPLES
+from generator.layout import EXAMPLES, MODEL_ARRAY, MODEL_HEADER
 from generator.models import ModelCheckReport, check_library_models
 
-#: The generated header holding an example's .pte (array `model_pte`).
-MODEL_HEADER = "model.h"
-#: The array a generated model header defines; a sketch naming it carries a model.
-MODEL_ARRAY = "model_pte"
-#: Files of a sketch folder searched for `MODEL_ARRAY`.
+#: Files of a sketch folder searched for `MODEL_ARRAY` (a sketch naming it carries a model).
 _SKETCH_TEXT = (".ino", ".h", ".hpp", ".c", ".cpp")
 
 

@@ -41,7 +41,7 @@ from generator.examples import (
     write_examples,
 )
 from generator.flatc import SchemaHeaders, schema_headers
-from generator.layout import CODEGEN_DIR
+from generator.layout import CODEGEN_DIR, SCHEMA_HEADERS_DIR
 from generator.models import check_library_models, ops_in_pte
 from generator.opset import OpSetChoice, available_op_sources, op_set_choice, prim_ops
 from generator.patches import PATCHES, TEMPLATE_PLATFORM, apply_patches
@@ -57,7 +57,7 @@ from generator.sources import (
 )
 from generator.staging import check_destination, move_into_place, staged, tree_stats
 from generator.ui import ConsoleReporter, QuietReporter, Reporter
-from generator.urls import display_url, refuse_credentials
+from generator.urls import DEFAULT_EXECUTORCH_REPO, display_url, refuse_credentials
 from generator.vendor import (
     follow_includes,
     vendor_component,
@@ -67,8 +67,6 @@ from generator.vendor import (
 from generator.version import check_explicit_version
 
 TEMPLATE_SRC = data_dir("library_template") / "src"
-
-DEFAULT_EXECUTORCH_REPO = "https://github.com/pytorch/executorch.git"
 
 
 @dataclass(frozen=True)
@@ -262,7 +260,7 @@ def _build_into(
 
     with rep.step("generate the schema headers"):
         fb = third_party.flatbuffers
-        schema_dir = library / "src/executorch/schema"
+        schema_dir = library / SCHEMA_HEADERS_DIR
         schema = schema_headers(fb.path, fb.url, fb.sha, source.root / "schema", schema_dir, cache)
         rep.note(f"flatc {schema.flatc_version} ({schema.flatc})")
 

@@ -59,7 +59,7 @@ from generator.sync.body import (
     size_rows,
     workflow_token_note,
 )
-from generator.sync.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
+from generator.sync.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME, SYNC_PREFIX
 from generator.sync.github import (
     DEFAULT_API_URL,
     SYNC_LABEL,
@@ -83,8 +83,6 @@ from generator.workflows import installed_drift
 
 #: Files whose change alone does not make a sync worth a pull request.
 _VOLATILE = frozenset({PROVENANCE_FILE, CHECK_REPORT_FILE})
-#: Every sync branch starts with this (other open sync pull requests are superseded).
-SYNC_PREFIX = "sync/"
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 
 

@@ -31,6 +31,9 @@ from generator.version import highest, parse
 TOKEN_ENV = "EXECUTORCH_SYNC_GIT_TOKEN"
 #: GitHub accepts any user name with a token as the password; this is the documented one.
 TOKEN_USER = "x-access-token"
+#: Every sync branch starts with this (`sync/executorch-<sha12>`); other open sync pull
+#: requests (heads under it) are superseded, and `--base` may not be one.
+SYNC_PREFIX = "sync/"
 
 #: Options put before every git command: no credential helper may store (or offer) a
 #: password, no signing prompt, no hooks of the machine.
@@ -146,7 +149,7 @@ def describe_git_failure(error: GitFailure, genv: GitEnv, what: str) -> FatalErr
     low = stderr.lower()
     if "protected branch" in low or "gh006" in low:
         hint = (
-            "a branch protection rule covers the sync branch: exempt sync/* from it (sync "
+            f"a branch protection rule covers the sync branch: exempt {SYNC_PREFIX}* from it (sync "
             "pushes only there, never to the base branch) or let the bot push to it"
         )
     elif "stale info" in low:

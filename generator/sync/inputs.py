@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from git import Git
 
 from generator.errors import FatalError
+from generator.sync.git import SYNC_PREFIX
 from generator.urls import display_url
 
 #: GitHub owner (user or organization): letters, digits, hyphens (underscores for Enterprise
@@ -130,5 +131,5 @@ def check_base(base: str) -> None:
     )
     if status != 0 or base.startswith("-"):
         raise FatalError(f"--base {base!r} is not a valid git branch name: {hint}")
-    if base.startswith("sync/"):
+    if base.startswith(SYNC_PREFIX):
         raise FatalError(f"--base {base!r} is a sync branch; target e.g. main")

@@ -1,0 +1,154 @@
+"""One source of truth for names: each is defined once in `generator/` (`layout.py`, `boards.py`,
+`urls.py`, `sync/git.py`, `pte_reader.py`); the copies that cannot import it (the standard-library
+tools shipped in every library's `extras/tools/`, the emulated board's linker script, the
+library repo's CI workflow, the vendored components' YAML) are checked against it here.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import sys
+from pathlib import Path, PurePosixPath
+
+import pytest
+import yaml
+
+from generator import boards, layout, opset, pte_reader, urls
+from generator.commands.sync import sync_branch
+from generator.components import load_component
+from generator.examples import TEMPLATE_EXAMPLES
+from generator.sync.git import SYNC_PREFIX
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOLS = ROOT / "extras" / "tools"
+sys.path.insert(0, str(TOOLS))
+
+import et_pte  # noqa: E402  (extras/tools, on sys.path above)
+import pte_to_header  # noqa: E402
+
+# --- the shipped tools' copies -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("copy", "source"),
+    [
+        (et_pte.LIBRARY_READER_DIR, pte_reader.READER_DIR),
+        (et_pte.LIBRARY_CODEGEN_DIR, layout.CODEGEN_DIR),
+        (et_pte.LIBRARY_PRIM_OPS, layout.PRIM_OPS_SOURCE),
+        (et_pte.MODEL_HEADER, layout.MODEL_HEADER),
+        (et_pte.MODEL_ARRAY, layout.MODEL_ARRAY),
+        (et_pte.REGISTRATION_GLOB, layout.REGISTRATION_GLOB),
+    ],
+)
+def test_et_pte_names_match_the_generator(copy: str, source: str) -> None:
+    assert copy == source
+
+
+def test_the_examples_folder_is_a_generated_path() -> None:
+    assert et_pte.LIBRARY_EXAMPLES_DIR in layout.GENERATED_PATHS
+
+
+def test_one_kernel_registration_pattern() -> None:
+    assert et_pte.KERNEL_REGISTRATION.pattern == layout.KERNEL_REGISTRATION.pattern
+    assert et_pte.KERNEL_REGISTRATION.flags == layout.KERNEL_REGISTRATION.flags
+    # What the ref's codegen writes (codegen/templates/RegisterCodegenUnboxedKernels.cpp).
+    text = 'Kernel(\n    "aten::add.out",\n    [](KernelRuntimeContext& c, Span<EValue*> s) {'
+    assert layout.KERNEL_REGISTRATION.findall(text) == ["aten::add.out"]
+
+
+def test_the_registration_glob_takes_what_the_codegen_writes() -> None:
+    for name in (
+        "RegisterCodegenUnboxedKernelsEverything.cpp",
+        "RegisterCodegenUnboxedKernels_0.cpp",
+    ):
+        assert fnmatch.fnmatch(name, layout.REGISTRATION_GLOB)
+
+
+def test_pte_to_header_defaults_are_the_layout_names(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        pte_to_header.main(["--help"])
+    usage = " ".join(capsys.readouterr().out.split())
+    assert f"stdout ({layout.MODEL_HEADER})" in usage
+    assert f"C array name ({layout.MODEL_ARRAY})" in usage
+    # The reader it validates with by default: pte_schema beside it, i.e. READER_DIR.
+    reader = PurePosixPath(pte_reader.READER_DIR)
+    assert pte_to_header.DEFAULT_READER.parent == TOOLS
+    assert str(reader.parent) == "extras/tools"
+    assert pte_to_header.DEFAULT_READER.name == reader.name
+
+
+# --- the library layout --------------------------------------------------------------------
+
+
+def test_every_generated_file_is_under_a_generated_path() -> None:
+    # sync replaces GENERATED_PATHS wholesale: whatever the build writes must be below one.
+    for path in (
+        layout.PIN_FILE,
+        layout.PROPERTIES_FILE,
+        layout.PROVENANCE_FILE,
+        layout.CODEGEN_DIR,
+        layout.PRIM_OPS_SOURCE,
+        layout.PLATFORM_DIR,
+        layout.SCHEMA_DIR,
+        layout.SCHEMA_HEADERS_DIR,
+        layout.CHECK_REPORT_FILE,
+        pte_reader.READER_DIR,
+    ):
+        assert PurePosixPath(path).parts[0] in layout.GENERATED_PATHS, path
+
+
+def test_the_vendored_executorch_rules_write_the_layout_folders() -> None:
+    rules = {(r.source, r.dest) for r in load_component("executorch").files}
+    assert ("schema", layout.SCHEMA_DIR) in rules
+    assert ("schema", layout.SCHEMA_HEADERS_DIR) in rules
+    prim_ops = PurePosixPath(opset.PRIM_OPS_SOURCE)
+    assert (str(prim_ops.parent), str(PurePosixPath(layout.PRIM_OPS_SOURCE).parent)) in rules
+    assert PurePosixPath(layout.PRIM_OPS_SOURCE).name == prim_ops.name
+
+
+@pytest.mark.parametrize("example", layout.EXAMPLES)
+def test_each_sketch_includes_the_model_header_by_its_names(example: str) -> None:
+    sketch = (TEMPLATE_EXAMPLES / example / f"{example}.ino").read_text(encoding="utf-8")
+    assert f'#include "{layout.MODEL_HEADER}"' in sketch
+    assert re.search(rf"\b{layout.MODEL_ARRAY}\b", sketch)
+
+
+# --- ExecuTorch's upstream and the sync branch ---------------------------------------------
+
+
+def test_the_default_executorch_repo_is_the_vendored_url() -> None:
+    assert load_component("executorch").url == urls.DEFAULT_EXECUTORCH_REPO
+    assert urls.UPSTREAM_COMMIT.format(sha="0" * 40).startswith("https://github.com/")
+
+
+def test_the_sync_branch_starts_with_the_prefix() -> None:
+    assert sync_branch("0123456789ab" + "0" * 28) == f"{SYNC_PREFIX}executorch-0123456789ab"
+
+
+# --- the board ----------------------------------------------------------------------------
+
+
+def test_the_emulated_boards_memory_is_the_board_budget() -> None:
+    script = ROOT / "generator" / "check" / "arduino_core" / "board" / "mps2_an505.ld"
+    lengths = dict(
+        re.findall(r"^\s*(\w+)\s*\([rwx]+\)\s*:.*LENGTH\s*=\s*(\d+)", script.read_text(), re.M)
+    )
+    assert int(lengths["FLASH"]) == boards.UNO_Q.flash_bytes
+    assert int(lengths["RAM"]) == boards.UNO_Q.ram_bytes
+
+
+def test_the_library_ci_compiles_for_the_boards_fqbn() -> None:
+    ci = yaml.safe_load((ROOT / "workflows" / "ci.yml").read_text(encoding="utf-8"))
+    assert ci["env"]["FQBN"] == boards.UNO_Q.fqbn
+
+
+def test_the_library_readme_names_the_boards_fqbn() -> None:
+    # The template of the README every library ships (its place is moving to library_template/).
+    templates = [
+        ROOT / "library_template" / "README.md.jinja",
+        ROOT / "generator" / "templates" / "README.md.j2",
+    ]
+    template = next((t for t in templates if t.is_file()), None)
+    assert template is not None, templates
+    assert boards.UNO_Q.fqbn in template.read_text(encoding="utf-8")
