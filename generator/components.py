@@ -1,4 +1,8 @@
-"""What each vendored component is: read from `vendored/*.yaml` (data, not code)."""
+"""What each vendored component is: read from `vendored/*.yaml` (data, not code).
+
+The code here is what the data cannot say (vendored/README.md): which components the build
+reads, in which order (`THIRD_PARTY`), and what each `pin` kind means (`pinned_revision`).
+"""
 
 from __future__ import annotations
 
@@ -89,6 +93,8 @@ def load_component(key: str, folder: Path = VENDORED_DIR) -> Component:
         raise FatalError(f"{path} is not a valid component description: {e!r}") from None
 
 
+#: The third-party components (`vendored/<key>.yaml`), in the order PROVENANCE and the licenses
+#: README list them; the build hands each on by name (`generator.sources.ThirdParty`).
 THIRD_PARTY = ("flatbuffers", "flatcc", "cmsis-nn")
 
 
