@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import platformdirs
 
@@ -32,6 +32,8 @@ from generator.errors import FatalError
 
 #: Set to 1 to run every step (no step cache read or written).
 NO_STEP_CACHE_ENV = "EXECUTORCH_ARDUINO_NO_STEP_CACHE"
+T = TypeVar("T")
+
 #: Bumped when the entry format changes.
 _FORMAT = 1
 
@@ -132,12 +134,14 @@ class StepCache:
             return None
         return self.root / step / f"{_digest({'format': _FORMAT, 'step': step, **key})}.json"
 
-    def get(self, step: str, key: Mapping[str, Any]) -> Any | None:
-        """The stored result (JSON value) of `step` for `key`, or None on a miss (no entry, or
-        one that is unreadable, corrupt or made for another key)."""
+    def get(self, step: str, key: Mapping[str, Any], decode: Callable[[Any], T | None]) -> T | None:
+        """The result of `step` for `key` (JSON-able), `decode`d from the stored JSON value, or
+        None on a miss: no entry, or one that is unreadable, corrupt, made for another key, or
+        that `decode` refuses (returns None for)."""
         path = self.entry(step, key)
         if path is None:
             return None
+        found: T | None = None
         try:
             stored = json.loads(path.read_bytes())
             if (
@@ -145,12 +149,14 @@ class StepCache:
                 and stored.get("key") == _digest(dict(key))
                 and stored.get("sha256") == _digest(stored.get("result"))
             ):
-                self.hits += 1
-                return stored["result"]
+                found = decode(stored["result"])
         except (OSError, ValueError):
             pass
-        self.misses += 1
-        return None
+        if found is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return found
 
     def put(self, step: str, key: Mapping[str, Any], result: Any) -> None:
         """Store `result` (JSON value) for `key`, atomically; a cache that cannot be written

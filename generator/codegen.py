@@ -16,6 +16,7 @@ The codegen takes ~1.5 s and is a function of the tree, the op set and torchgen:
 from __future__ import annotations
 
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -246,9 +247,12 @@ def kernel_registration(
         "ops": list(op_set.ops),
         "mode": op_set.mode,
         "torch": torch_version(),
+        "python": platform.python_version(),  # the codegen runs under this interpreter
         "code": code_version("codegen", "opset", "cache"),
     }
-    restored = _restore(steps.get("codegen", key), op_set, out_dir, max_kernel_header)
+    restored = steps.get(
+        "codegen", key, lambda stored: _restore(stored, op_set, out_dir, max_kernel_header)
+    )
     if restored is not None:
         return restored
     result = run_codegen(root, op_set, out_dir, max_kernel_header)

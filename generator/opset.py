@@ -345,8 +345,7 @@ def op_set_choice(
         "pte_ops": None if pte_ops is None else sorted(pte_ops),
         "code": code_version("opset", "models", "cache"),
     }
-    stored = steps.get("opset", key)
-    restored = _choice_from(stored)
+    restored = steps.get("opset", key, _choice_from)
     if restored is not None:
         return restored
     chosen = choose_op_set(root, ops=ops, all_ops=all_ops, pte_ops=pte_ops)

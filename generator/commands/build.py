@@ -233,6 +233,7 @@ def _build_into(
     steps = StepCache(cache)
     tree = {"sha": source.sha, "paths": list(et.checkout)}
     with rep.step("select the op set"):
+        hits = steps.hits
         chosen = op_set_choice(
             tree,
             source.root,
@@ -241,9 +242,13 @@ def _build_into(
             pte_ops=_ops_in_ptes(options.ops_from_pte, reader.folder),
             steps=steps,
         )
-        rep.note(f"{len(chosen.op_set.ops)} operators ({chosen.op_set.describe()})")
+        rep.note(
+            f"{len(chosen.op_set.ops)} operators ({chosen.op_set.describe()})"
+            + _from_cache(steps, hits)
+        )
 
     with rep.step("run the kernel-registration codegen"):
+        hits = steps.hits
         generated = kernel_registration(
             tree,
             source.root,
@@ -252,7 +257,7 @@ def _build_into(
             library / "src/executorch/runtime/kernel/selected_max_kernel_num.h",
             steps,
         )
-        rep.note(f"{len(generated.kernels)} kernels registered")
+        rep.note(f"{len(generated.kernels)} kernels registered" + _from_cache(steps, hits))
 
     with rep.step("vendor sources"):
         vendored = _vendor_sources(source, third_party, chosen, library, rep)
@@ -291,6 +296,11 @@ def _build_into(
         )
         render_metadata(library, provenance)
     return provenance
+
+
+def _from_cache(steps: StepCache, hits_before: int) -> str:
+    """What a step's note adds when its result came from the step cache."""
+    return " (from the step cache)" if steps.hits > hits_before else ""
 
 
 def _check_out_third_party(source: ExecutorchSource, cache: Path, rep: Reporter) -> ThirdParty:
