@@ -17,6 +17,7 @@ import generator.opset
 from generator.cache import NO_STEP_CACHE_ENV
 from generator.pipeline import BuildOptions, BuildResult, build_library
 from generator.render import tree_hash
+from generator.ui import QuietReporter
 
 
 class Calls:
@@ -160,3 +161,24 @@ def test_an_annotated_tag_resolves_to_its_commit(tmp_path: Path, upstream: Upstr
     git(upstream.executorch, "tag", "-a", "v9.0.0", "-m", "an annotated tag")
     result, _ = make_builder(tmp_path)(executorch_ref="v9.0.0")
     assert result.sha == upstream.shas["executorch"]
+
+
+class Notes(QuietReporter):
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    def note(self, message: str) -> None:
+        self.notes.append(message)
+
+
+def test_the_notes_say_what_came_from_the_cache(tmp_path: Path, upstream: Upstream) -> None:
+    said = []
+    for out in ("a", "b"):
+        notes = Notes()
+        build_library(BuildOptions(cache_dir=tmp_path / "cache"), tmp_path / out, notes)
+        said.append([n for n in notes.notes if "from the step cache" in n])
+    assert said[0] == []
+    assert [n.split(" ", 1)[1] for n in said[1]] == [
+        "operators (every Cortex-M op + default root ops) (from the step cache)",
+        "kernels registered (from the step cache)",
+    ]
