@@ -4,11 +4,7 @@ itself is `generator.commands.build` (the `build` verb's orchestration, which `s
 
 from __future__ import annotations
 
-from generator.commands.build import (
-    DEFAULT_EXECUTORCH_REPO,
-    BuildOptions,
-    BuildResult,
-    build_library,
-)
+from generator.commands.build import BuildOptions, BuildResult, build_library
+from generator.urls import DEFAULT_EXECUTORCH_REPO
 
 __all__ = ["DEFAULT_EXECUTORCH_REPO", "BuildOptions", "BuildResult", "build_library"]

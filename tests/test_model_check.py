@@ -220,12 +220,6 @@ def test_conflicting_registrations_are_an_error(tmp_path: Path) -> None:
         et_pte.registered_kernels(tmp_path)
 
 
-def test_layout_constants_match_the_generator() -> None:
-    assert et_pte.LIBRARY_READER_DIR == pte_reader.READER_DIR
-    assert et_pte.LIBRARY_CODEGEN_DIR == layout.CODEGEN_DIR
-    assert et_pte.LIBRARY_PRIM_OPS == layout.PRIM_OPS_SOURCE
-
-
 # --- registered_prim_ops ----------------------------------------------------------------
 
 
