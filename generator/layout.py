@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 
+#: The name the library is registered under in the Library Manager (`name=` of its
+#: library.properties, which library_template/library.properties.jinja writes; a test checks).
+LIBRARY_NAME = "ExecuTorch"
 #: The Library Manager's metadata (its `version=` is the library version).
 PROPERTIES_FILE = "library.properties"
 #: The ExecuTorch commit the library is generated from: the full SHA and a newline.

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Literal
 
 from generator.errors import FatalError
-from generator.layout import PROPERTIES_FILE
+from generator.layout import LIBRARY_NAME, PROPERTIES_FILE
 from generator.properties import GO_SPACE, parse_properties
 
 __all__ = [
@@ -1526,7 +1526,7 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def lint_library(library: Path, *, name: str = "ExecuTorch") -> LintReport:
+def lint_library(library: Path, *, name: str = LIBRARY_NAME) -> LintReport:
     """Check the library at `library` against `RULES` (the Library Manager's rules).
 
     Args:

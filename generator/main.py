@@ -8,6 +8,7 @@ from pathlib import Path
 
 from generator.cli_lists import add_list_option
 from generator.errors import error_handler
+from generator.layout import LIBRARY_NAME
 from generator.urls import DEFAULT_EXECUTORCH_REPO
 
 
@@ -83,9 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument(
         "--out",
         type=Path,
-        default=Path("build/ExecuTorch"),
+        default=Path("build") / LIBRARY_NAME,
         metavar="DIR",
-        help="where the library is written (default: build/ExecuTorch); replaced only "
+        help=f"where the library is written (default: build/{LIBRARY_NAME}); replaced only "
         "when every step succeeded",
     )
     add_sync_parser(verbs)

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 import yaml
 
-from generator import boards, layout, opset, pte_reader, urls
+from generator import boards, data_dir, layout, opset, pte_reader, urls
 from generator.commands.sync import sync_branch
 from generator.components import load_component
 from generator.examples import TEMPLATE_EXAMPLES
@@ -152,3 +152,9 @@ def test_the_library_readme_names_the_boards_fqbn() -> None:
     template = next((t for t in templates if t.is_file()), None)
     assert template is not None, templates
     assert boards.UNO_Q.fqbn in template.read_text(encoding="utf-8")
+
+
+def test_the_properties_template_names_the_library() -> None:
+    template = data_dir("library_template") / f"{layout.PROPERTIES_FILE}.jinja"
+    names = re.findall(r"^name=(.*)$", template.read_text(encoding="utf-8"), re.M)
+    assert names == [layout.LIBRARY_NAME]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from generator.layout import LIBRARY_NAME
 from generator.lint import ARDUINO_LINT, RULES, RULES_URL, lint_library
 
-#: The name the library is registered under in the Library Manager.
-DEFAULT_NAME = "ExecuTorch"
+#: The name the library is registered under in the Library Manager (`--name`'s default).
+DEFAULT_NAME = LIBRARY_NAME
 
 
 def add_lint_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

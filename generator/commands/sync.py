@@ -42,6 +42,7 @@ from generator.layout import (
     CHECK_REPORT_FILE,
     CODEGEN_DIR,
     GENERATED_PATHS,
+    LIBRARY_NAME,
     PIN_FILE,
     PROPERTIES_FILE,
     PROVENANCE_FILE,
@@ -429,7 +430,7 @@ def _build(run: _Run) -> tuple[BuildResult, str]:
     """
     options = run.options
     run.say(f"building the library from ExecuTorch {options.build.executorch_ref}")
-    built = run.build(options.build, run.work / "build" / "ExecuTorch")
+    built = run.build(options.build, run.work / "build" / LIBRARY_NAME)
     if not _SHA.match(built.sha):
         raise FatalError(f"the build reported pin {built.sha!r}, not a full SHA")
     branch = sync_branch(built.sha)
