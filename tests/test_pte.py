@@ -83,6 +83,11 @@ def test_reader_of_executorchs_schema(reader: et_pte.ProgramReader, reader_dir: 
 
 
 def test_reader_is_imported_by_path_alone(reader_dir: Path, tmp_path: Path) -> None:
+    # A copy of its own (files imported once per process: an earlier test's copy of the same
+    # files may live in a build's staging folder that is gone by now).
+    reader_dir = shutil.copytree(reader_dir, tmp_path / "own" / "pte_schema")
+    init = reader_dir / "__init__.py"
+    init.write_text(init.read_text() + "# imported by this test alone\n")
     path_before = list(sys.path)
     flatbuffers_before = sys.modules.get("flatbuffers")
     reader = et_pte.load_reader(reader_dir)
@@ -93,7 +98,7 @@ def test_reader_is_imported_by_path_alone(reader_dir: Path, tmp_path: Path) -> N
     assert runtime.__name__.startswith("_et_pte_reader_") and runtime.__name__.endswith(
         ".flatbuffers"
     )
-    package = Path(runtime.__file__).parent.parent  # a reader package, maybe an earlier copy
+    package = Path(runtime.__file__).parent.parent
     assert (package / "program_generated.py").read_bytes() == (
         reader_dir / "program_generated.py"
     ).read_bytes()
