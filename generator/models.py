@@ -11,9 +11,7 @@ the one the build writes into the library for `--ops-from-pte`. Errors from it b
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +19,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from generator import data_dir
+from generator.atomic import write_atomic
 from generator.errors import FatalError
 from generator.layout import MODEL_ARRAY
 
@@ -83,14 +82,7 @@ def write_model_header(pte: Path, out: Path, name: str = MODEL_ARRAY) -> int:
     except ValueError as e:
         raise FatalError(f"cannot embed {pte}: {e}") from None
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(out, text)  # normal file permissions, not mkstemp's 0600
     return len(data)
 
 

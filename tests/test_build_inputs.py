@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import stat
 import subprocess
 import threading
 import time
@@ -337,3 +338,14 @@ def test_a_checkout_of_the_library_repo_is_never_replaced(
         shutil.rmtree(out / extra)
     (out / "CHANGELOG.md").unlink()
     build(tmp_path, library_version="0.1.0")
+
+
+def test_generated_model_headers_are_not_private(tmp_path: Path, upstream: Upstream) -> None:
+    old = os.umask(0o022)
+    try:
+        out = build(tmp_path, library_version="0.1.0")
+    finally:
+        os.umask(old)
+    headers = sorted(out.glob("examples/*/model.h"))
+    assert headers
+    assert {oct(stat.S_IMODE(h.stat().st_mode)) for h in headers} == {oct(0o644)}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -133,3 +135,14 @@ def test_reader_option_validates_with_another_librarys_reader(tmp_path: Path) ->
     missing = run(TOOLS / "pte_to_header.py", ADD_MODEL, "--reader", tmp_path, cwd=tmp_path)
     assert missing.returncode == 1
     assert f"no program reader in {tmp_path}" in missing.stderr
+
+
+def test_model_h_gets_normal_permissions(tmp_path: Path) -> None:
+    # A sketch folder is shared and published: not mkstemp's private 0600.
+    old = os.umask(0o022)
+    try:
+        result = run(TOOLS / "pte_to_header.py", ADD_MODEL, "-o", "model.h", cwd=tmp_path)
+    finally:
+        os.umask(old)
+    assert result.returncode == 0, result.stderr
+    assert stat.S_IMODE((tmp_path / "model.h").stat().st_mode) == 0o644

@@ -31,9 +31,12 @@ DEFAULT_READER = Path(__file__).resolve().parent / "pte_schema"
 def write_atomically(path: Path, text: str) -> None:
     """Write `text` to `path` through a temporary file in the same folder (no half files)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    umask = os.umask(0)
+    os.umask(umask)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            os.fchmod(f.fileno(), 0o666 & ~umask)  # as open() would make it, not 0600
             f.write(text)
         os.replace(tmp, path)
     except BaseException:

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.atomic import write_atomic
 from generator.check.objcache import ObjectCache
 from generator.errors import FatalError
 from generator.layout import EXAMPLES
@@ -134,9 +135,8 @@ def sketch_cpp(plan: BuildPlan, cache: ObjectCache) -> Path:
     path = cache.root / "sketches" / digest[:16] / f"{plan.example}.ino.cpp"
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(content, encoding="utf-8")
-        tmp.replace(path)
+        # A temporary file of its own: another check sharing the cache may write this too.
+        write_atomic(path, content)
     return path
 
 
