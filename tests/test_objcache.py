@@ -127,9 +127,14 @@ def test_a_corrupt_cached_object_is_compiled_again(tmp_path: Path) -> None:
     assert compile_example(GCC_ARM, plan, tmp_path / "b1", ObjectCache(cache_root)).build.ok
     objects = sorted((cache_root / "o").rglob("*.o"))
     assert len(objects) == CORE_OBJECTS + 3
+    fresh = objects[2].read_bytes()
     objects[0].write_bytes(b"")  # truncated to nothing
     objects[1].write_bytes(b"garbage, not an object")
+    flipped = bytearray(fresh)  # still an ELF object, one bit off in the middle
+    flipped[len(flipped) // 2] ^= 0x40
+    objects[2].write_bytes(bytes(flipped))
     again = ObjectCache(cache_root)
     assert compile_example(GCC_ARM, plan, tmp_path / "b2", again).build.ok
-    assert (again.stats.hits, again.stats.misses) == (CORE_OBJECTS + 1, 2)
+    assert (again.stats.hits, again.stats.misses) == (CORE_OBJECTS, 3)
     assert objects[0].read_bytes()[:4] == objects[1].read_bytes()[:4] == b"\x7fELF"
+    assert objects[2].read_bytes() == fresh
