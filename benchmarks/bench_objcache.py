@@ -1,6 +1,10 @@
 """Benchmark the check's object cache (generator/check/objcache.py) against ccache (not a test).
 
-    python benchmarks/bench_objcache.py [--library DIR] [--repeat N] [--skip-correctness]
+    python benchmarks/bench_objcache.py [--library DIR] [--repeat N] [--modes M,...]
+        [--skip-correctness]
+
+Needs ccache (Debian: `apt-get install ccache`; the generator itself does not use it). The
+numbers and the conclusion are recorded at the top of generator/check/objcache.py.
 
 The compiles are exactly the ones `check` runs: every example of the library, for the board
 (gcc-arm) and for the host sanitizer build, as the toolchains list them (a recording cache
