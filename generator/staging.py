@@ -140,3 +140,21 @@ def _staging_dir(out: Path) -> Path:
             f"cannot write next to --out {out}: {e.strerror or e}. Choose an --out in a "
             "folder you can write to"
         ) from None
+
+
+@contextmanager
+def work_folder(keep: Path | None, prefix: str) -> Iterator[Path]:
+    """`keep` (created, must be empty; kept afterwards for inspection) or a temporary folder
+    named `prefix…`, removed afterwards. Where sync and release clone the library repo.
+
+    Raises:
+        FatalError: `keep` is not empty.
+    """
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        if any(keep.iterdir()):
+            raise FatalError(f"work folder {keep} is not empty; give an empty or new folder")
+        yield keep
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        yield Path(tmp)

@@ -5,6 +5,7 @@ session)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,15 @@ sys.path.insert(0, str(Path(__file__).parent))  # tests import their helpers (et
 
 from et_fixture import Upstream, make_upstream
 from github_fake import FakeGitHub, GitHubSpec, load, missing_reason
-from sync_fixtures import NAME, OWNER, TOKEN, Runner, isolate_git, make_library_remote
+from sync_fixtures import (
+    MACHINE_NAME,
+    NAME,
+    OWNER,
+    TOKEN,
+    Runner,
+    isolate_git,
+    make_library_remote,
+)
 from upstream import MAIN_AT_LEAST, PUBLISHED_0_2_0, real_library, upstream_unavailable
 
 from generator.pipeline import BuildResult
@@ -100,3 +109,28 @@ def sync(fake: FakeGitHub, remote: Path, tmp_path: Path) -> Runner:
 
 
 __all__ = ["MAIN_AT_LEAST"]
+
+
+@pytest.fixture(scope="module")
+def e2e_spec() -> GitHubSpec:
+    """GitHub's OpenAPI description for an end-to-end sync on real ExecuTorch sources;
+    skips with the reason when either is missing."""
+    reason = missing_reason() or upstream_unavailable()
+    if reason:
+        pytest.skip(reason)
+    return load()
+
+
+@pytest.fixture
+def machine_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The machine's git config (its insteadOf mirrors) with an identity the bot must not
+    use."""
+    original = os.environ.get("GIT_CONFIG_GLOBAL") or str(Path.home() / ".gitconfig")
+    config = tmp_path / "gitconfig"
+    config.write_text(
+        f"[include]\n\tpath = {original}\n"
+        f"[user]\n\tname = {MACHINE_NAME}\n\temail = machine@example.invalid\n"
+    )
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    yield

@@ -15,13 +15,12 @@ E2E_TRANSCRIPT=FILE to keep what the tools printed.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from github_fake import FakeGitHub, GitHubSpec, load, missing_reason
-from sync_fixtures import MACHINE_NAME, branches, git, make_library_remote, merge_into_main
-from upstream import PUBLISHED_0_2_0, upstream_unavailable
+from github_fake import FakeGitHub, GitHubSpec
+from sync_fixtures import branches, git, make_library_remote, merge_into_main
+from upstream import PUBLISHED_0_2_0
 
 from generator.commands.release import run_release
 from generator.errors import FatalError
@@ -36,31 +35,8 @@ TOKEN = "ghp_LifecycleToken0123456789"
 OWNER, NAME = "pytorch-labs", "executorch-arduino"
 
 
-@pytest.fixture(scope="module")
-def spec() -> GitHubSpec:
-    reason = missing_reason() or upstream_unavailable()
-    if reason:
-        pytest.skip(reason)
-    return load()
-
-
-@pytest.fixture
-def machine_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The machine's git config (its insteadOf mirrors) with an identity the bot must not
-    use."""
-    original = os.environ.get("GIT_CONFIG_GLOBAL") or str(Path.home() / ".gitconfig")
-    config = tmp_path / "gitconfig"
-    config.write_text(
-        f"[include]\n\tpath = {original}\n"
-        f"[user]\n\tname = {MACHINE_NAME}\n\temail = machine@example.invalid\n"
-    )
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    yield
-
-
 def test_sync_supersede_merge_release_and_refuse(
-    spec: GitHubSpec, machine_git: None, tmp_path: Path
+    e2e_spec: GitHubSpec, machine_git: None, tmp_path: Path
 ) -> None:
     remote = make_library_remote(tmp_path / "remote", only_readme=True)
     transcript: list[str] = []
@@ -68,7 +44,7 @@ def test_sync_supersede_merge_release_and_refuse(
     def say(line: str) -> None:
         transcript.append(line)
 
-    with FakeGitHub(spec, OWNER, NAME, TOKEN, git_dir=remote) as fake:
+    with FakeGitHub(e2e_spec, OWNER, NAME, TOKEN, git_dir=remote) as fake:
 
         def sync(ref: str, version: str) -> SyncResult:
             transcript.append(f"\n$ python -m generator sync --executorch-ref {ref} "

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from github_fake import FakeGitHub, GitHubSpec, load, missing_reason
-from sync_fixtures import MACHINE_NAME, branches, make_library_remote, merge_into_main, show
-from upstream import PUBLISHED_0_2_0, upstream_unavailable
+from github_fake import FakeGitHub, GitHubSpec
+from sync_fixtures import branches, make_library_remote, merge_into_main, show
+from upstream import PUBLISHED_0_2_0
 
 from generator.errors import FatalError
 from generator.pipeline import BuildOptions
@@ -36,35 +35,12 @@ TOKEN = "ghp_EndToEndToken0123456789"
 OWNER, NAME = "pytorch-labs", "executorch-arduino"
 
 
-@pytest.fixture(scope="module")
-def spec() -> GitHubSpec:
-    reason = missing_reason() or upstream_unavailable()
-    if reason:
-        pytest.skip(reason)
-    return load()
-
-
-@pytest.fixture
-def machine_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Keep the machine's git config (its insteadOf mirrors) but give it an identity the bot
-    must not use."""
-    original = os.environ.get("GIT_CONFIG_GLOBAL") or str(Path.home() / ".gitconfig")
-    config = tmp_path / "gitconfig"
-    config.write_text(
-        f"[include]\n\tpath = {original}\n"
-        f"[user]\n\tname = {MACHINE_NAME}\n\temail = machine@example.invalid\n"
-    )
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    yield
-
-
 def test_sync_real_executorch_twice_then_derive_then_refuse(
-    spec: GitHubSpec, machine_git: None, tmp_path: Path
+    e2e_spec: GitHubSpec, machine_git: None, tmp_path: Path
 ) -> None:
     remote = make_library_remote(tmp_path / "remote", only_readme=True)
     sleeps: list[float] = []
-    with FakeGitHub(spec, OWNER, NAME, TOKEN, git_dir=remote) as fake:
+    with FakeGitHub(e2e_spec, OWNER, NAME, TOKEN, git_dir=remote) as fake:
 
         def sync(ref: str, version: str | None) -> SyncResult:
             options = SyncOptions(

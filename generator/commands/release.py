@@ -12,13 +12,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from generator.errors import FatalError
+from generator.staging import work_folder
 
 if TYPE_CHECKING:
     from generator.release import ReleaseOptions, ReleaseResult
@@ -100,19 +98,6 @@ def _stdout(text: str) -> None:
     print(text, end="" if text.endswith("\n") else "\n", flush=True)
 
 
-@contextmanager
-def _work_folder(keep: Path | None) -> Iterator[Path]:
-    """`keep` (created, must be empty) or a temporary folder removed afterwards."""
-    if keep is not None:
-        keep.mkdir(parents=True, exist_ok=True)
-        if any(keep.iterdir()):
-            raise FatalError(f"work folder {keep} is not empty; give an empty or new folder")
-        yield keep
-        return
-    with tempfile.TemporaryDirectory(prefix="executorch-release-") as tmp:
-        yield Path(tmp)
-
-
 def run_release(
     options: ReleaseOptions,
     token: str | None,
@@ -151,7 +136,7 @@ def run_release(
 
         notes_path = check_notes_path(options.notes)
     remote = options.remote or f"https://github.com/{options.repo}.git"
-    with _work_folder(options.work_dir) as work, g.git_env(token) as genv:
+    with work_folder(options.work_dir, "executorch-release-") as work, g.git_env(token) as genv:
         try:
             result = _release_in(options, work, genv, remote, say, emit)
         except g.GitFailure as e:

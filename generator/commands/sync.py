@@ -25,9 +25,7 @@ import json
 import os
 import re
 import sys
-import tempfile
-from collections.abc import Callable, Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -49,6 +47,7 @@ from generator.layout import (
 )
 from generator.lint import lint_library
 from generator.properties import properties_version
+from generator.staging import work_folder
 from generator.sync import git as g
 from generator.sync.body import (
     PullRequestFacts,
@@ -297,7 +296,7 @@ def run_sync(
         remote = remote or info.clone_url
     remote = remote or f"https://github.com/{options.repo}.git"
 
-    with _work_folder(options.work_dir) as work, g.git_env(token) as genv:
+    with work_folder(options.work_dir, "executorch-sync-") as work, g.git_env(token) as genv:
         run = _Run(options, work, genv, gh, build, check, say, emit)
         try:
             return _sync_in(run, remote)
@@ -800,19 +799,6 @@ def _append_step_summary(path: Path, pull: PullRequestResult, say: Callable[[str
             f.write(text)
     except OSError as e:
         say(f"warning: could not append to the step summary {path}: {e}")
-
-
-@contextmanager
-def _work_folder(keep: Path | None) -> Iterator[Path]:
-    """`keep` (created, must be empty) or a temporary folder removed afterwards."""
-    if keep is not None:
-        keep.mkdir(parents=True, exist_ok=True)
-        if any(keep.iterdir()):
-            raise FatalError(f"work folder {keep} is not empty; give an empty or new folder")
-        yield keep
-        return
-    with tempfile.TemporaryDirectory(prefix="executorch-sync-") as tmp:
-        yield Path(tmp)
 
 
 def _undo_push(
