@@ -22,7 +22,8 @@ def write_atomic(path: Path, data: str | bytes, *, encoding: str = "utf-8") -> N
     """Write `data` to `path` through a temporary file in the same folder, then `os.replace`.
 
     The file gets the permissions a plain `open(path, "w")` would give it (0666 less the
-    umask, read once at start-up), not `mkstemp`'s private 0600. Text is written as given (no newline translation).
+    umask, read once at start-up), not `mkstemp`'s private 0600. Text is written as given
+    (no newline translation).
 
     Raises:
         OSError: the folder does not exist or the file cannot be written; the temporary
