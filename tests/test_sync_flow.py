@@ -227,6 +227,7 @@ def test_workflow_token_note_is_in_the_body_and_appended_to_the_step_summary(
     text = summary.read_text()
     assert text.startswith("## an earlier step\n### Sync pull request [#1](")
     assert "**CI did not run on this pull request:**" in text and "`SYNC_TOKEN`" in text
+    assert text.endswith("**check passed**: AddModel compile passed, flash 100000 B\n")
 
 
 def test_without_workflow_token_there_is_no_note(
@@ -235,7 +236,9 @@ def test_without_workflow_token_there_is_no_note(
     summary = tmp_path / "step_summary.md"
     sync("v1.5.1", "0.2.0", step_summary=summary)
     assert "CI did not run" not in fake.pulls[1].body
-    assert not summary.exists()
+    text = summary.read_text()  # the pull request and the check report, no note
+    assert text.startswith("### Sync pull request [#1](") and "CI did not run" not in text
+    assert "**check passed**" in text
 
 
 # -- the committed check report is stable ---------------------------------------------------

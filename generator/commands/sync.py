@@ -126,7 +126,9 @@ class SyncOptions:
             was closed without merging (default: say so and stop, exit 0).
         workflow_token: the token is the Actions GITHUB_TOKEN, whose pushes start no workflow:
             the body (and the step summary) say that CI did not run and how to fix it.
-        step_summary: file to append that note to (`$GITHUB_STEP_SUMMARY`); None: none.
+        step_summary: the job summary (`$GITHUB_STEP_SUMMARY`): a passing check's report and
+            (with `workflow_token`) the CI note are appended to it; a failing check's report
+            goes to stdout, which the workflow copies there. None: no summary.
     """
 
     build: BuildOptions
@@ -389,8 +391,10 @@ def _sync_in(run: _Run, remote: str) -> SyncResult:
     superseded = [
         old.number for old in older or [] if _supersede(run.gh, run, clone, old, pull, built)
     ]
-    if options.workflow_token and options.step_summary is not None:
-        _append_step_summary(options.step_summary, pull, run.say)
+    if options.step_summary is not None:
+        _append_step_summary(
+            options.step_summary, pull, report.to_markdown(), options.workflow_token, run.say
+        )
     return SyncResult(
         "opened" if pull.created else "updated",
         branch,
@@ -790,10 +794,18 @@ def _supersede(
     return True
 
 
-def _append_step_summary(path: Path, pull: PullRequestResult, say: Callable[[str], None]) -> None:
-    """Append the CI note for `pull` to the step summary file (append mode: other steps'
-    parts stay). A failure is a warning: the pull request stands."""
-    text = f"### Sync pull request [#{pull.number}]({pull.url})\n\n{workflow_token_note()}\n"
+def _append_step_summary(
+    path: Path,
+    pull: PullRequestResult,
+    check_report: str,
+    ci_note: bool,
+    say: Callable[[str], None],
+) -> None:
+    """Append the pull request, (with `ci_note`) why CI did not run on it, and the check
+    report to the step summary file (append mode: other steps' parts stay). A failure is a
+    warning: the pull request stands."""
+    note = f"{workflow_token_note()}\n\n" if ci_note else ""
+    text = f"### Sync pull request [#{pull.number}]({pull.url})\n\n{note}{check_report.strip()}\n"
     try:
         with open(path, "a", encoding="utf-8") as f:
             f.write(text)
