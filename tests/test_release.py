@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from github_fake.git_http import GitHttpRemote
-from sync_fixtures import MACHINE_EMAIL, MACHINE_NAME, git, isolate_git, make_library_remote
+from sync_fixtures import MACHINE_EMAIL, MACHINE_NAME, git
 
 from generator.commands.release import run_release
 from generator.errors import FatalError
@@ -33,20 +33,6 @@ TOKEN = "ghp_ReleaseTestToken0123456789abcdefABCD"
 REPO = "acme/ExecuTorch"
 PIN_OLD = "d756e7d8c2" + "0" * 30
 PIN_NEW = "5f3e2a1b0c" + "1" * 30
-
-
-@pytest.fixture
-def gitenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    variables = isolate_git(tmp_path / "home")
-    for key, value in variables.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
-    return variables
-
-
-@pytest.fixture
-def remote(tmp_path: Path, gitenv: dict[str, str]) -> Path:
-    return make_library_remote(tmp_path / "remote")
 
 
 class Library:

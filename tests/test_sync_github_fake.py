@@ -8,20 +8,12 @@ from typing import Any
 
 import pytest
 import requests
-from github_fake import FakeGitHub, GitHubSpec, load, missing_reason
+from github_fake import FakeGitHub, GitHubSpec
 from github_fake.spec import OPERATIONS
 
 from generator.sync.github import GitHubRepo
 
 TOKEN = "ghp_FakeServerTest"
-
-
-@pytest.fixture(scope="module")
-def spec() -> GitHubSpec:
-    reason = missing_reason()
-    if reason:
-        pytest.skip(reason)
-    return load()
 
 
 @pytest.fixture

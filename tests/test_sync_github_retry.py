@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from github_fake import FakeGitHub, GitHubSpec, load, missing_reason
+from github_fake import FakeGitHub, GitHubSpec
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
 from generator.errors import FatalError
@@ -22,14 +22,6 @@ SECONDARY = {
     "you try again.",
     "documentation_url": "https://docs.github.com/rest",
 }
-
-
-@pytest.fixture(scope="module")
-def spec() -> GitHubSpec:
-    reason = missing_reason()
-    if reason:
-        pytest.skip(reason)
-    return load()
 
 
 @pytest.fixture
