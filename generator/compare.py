@@ -48,6 +48,12 @@ class SizeRow:
         return None if self.base is None else self.value - self.base
 
 
+def kernels_only_in(kernels: Sequence[str], other: Sequence[str]) -> list[str]:
+    """The kernel names of `kernels` that `other` lacks, sorted (added: new vs old; removed:
+    old vs new)."""
+    return sorted(set(kernels) - set(other))
+
+
 def _sizes_in(node: Any, label: str | None = None) -> Iterator[tuple[str, str, int]]:
     """(example, metric, bytes) for each `sizes` mapping in a check report (any depth)."""
     if isinstance(node, dict):

@@ -33,6 +33,7 @@ from generator.compare import (
     UPSTREAM_COMPARE,
     SizeRow,
     kernel_names,
+    kernels_only_in,
     size_rows,
     size_table,
 )
@@ -357,11 +358,11 @@ class ReleaseFacts:
 
     @property
     def ops_added(self) -> list[str]:
-        return sorted(set(self.kernels) - set(self.previous_kernels))
+        return kernels_only_in(self.kernels, self.previous_kernels)
 
     @property
     def ops_removed(self) -> list[str]:
-        return sorted(set(self.previous_kernels) - set(self.kernels))
+        return kernels_only_in(self.previous_kernels, self.kernels)
 
 
 def upstream_version_of(provenance: str | None) -> str | None:

@@ -15,6 +15,7 @@ from generator.compare import (
     UPSTREAM_COMPARE,
     SizeRow,
     kernel_names,
+    kernels_only_in,
     size_rows,
     size_table,
 )
@@ -115,11 +116,11 @@ class PullRequestFacts:
 
     @property
     def kernels_added(self) -> list[str]:
-        return sorted(set(self.kernels) - set(self.base_kernels))
+        return kernels_only_in(self.kernels, self.base_kernels)
 
     @property
     def kernels_removed(self) -> list[str]:
-        return sorted(set(self.base_kernels) - set(self.kernels))
+        return kernels_only_in(self.base_kernels, self.kernels)
 
 
 def workflow_token_note() -> str:
