@@ -14,7 +14,7 @@ from pathlib import Path
 from generator import data_dir
 from generator.errors import FatalError
 from generator.layout import EXAMPLES, MODEL_HEADER
-from generator.models import TOOLS_DIR, write_model_header
+from generator.models import TOOLS_DIR, ops_in_pte, write_model_header
 
 TEMPLATE_EXAMPLES = data_dir("library_template") / "examples"
 REF_EXAMPLES = "examples/arduino/examples"
@@ -122,8 +122,9 @@ def plan_examples(
     return plans
 
 
-def write_examples(root: Path, library: Path, plans: Sequence[ExamplePlan]) -> None:
-    """Copy our sketches, make each model.h, copy the example data from the ref.
+def write_examples(root: Path, library: Path, plans: Sequence[ExamplePlan], reader: Path) -> None:
+    """Copy our sketches, make each model.h (selecting the kernels its model calls, read with
+    the program reader at `reader`), copy the example data from the ref.
 
     Raises:
         FatalError: when our sketch for an example is missing or a .pte is unreadable.
@@ -134,7 +135,11 @@ def write_examples(root: Path, library: Path, plans: Sequence[ExamplePlan]) -> N
             raise FatalError(f"the sketch for {plan.name} is missing from {TEMPLATE_EXAMPLES}")
         dest = library / "examples" / plan.name
         shutil.copytree(template, dest)
-        write_model_header(plan.pte, dest / MODEL_HEADER)
+        try:
+            operators = ops_in_pte(plan.pte, reader)
+        except FatalError as e:
+            raise FatalError(f"{plan.name}: {e}") from None
+        write_model_header(plan.pte, dest / MODEL_HEADER, operators=operators)
         for pattern in EXAMPLE_DATA.get(plan.name, ()):
             for data in sorted((root / REF_EXAMPLES / plan.name).glob(pattern)):
                 shutil.copyfile(data, dest / data.name)

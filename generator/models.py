@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -64,11 +64,14 @@ def _read_bytes(path: Path, what: str) -> bytes:
         raise FatalError(f"cannot read {what} {path}: {e.strerror or e}; check the path") from None
 
 
-def write_model_header(pte: Path, out: Path, name: str = MODEL_ARRAY) -> int:
+def write_model_header(
+    pte: Path, out: Path, name: str = MODEL_ARRAY, operators: Iterable[str] | None = None
+) -> int:
     """Write `out` (a model.h) embedding the bytes of `pte` as array `name`.
 
     The text comes from `et_pte.model_h` (deterministic; 16-byte aligned const array plus
-    `<name>_size`). Written to a temporary file beside `out`, then moved into place.
+    `<name>_size`, then the kernel selection of `operators`, None: none, the library
+    registers every kernel). Written to a temporary file beside `out`, then moved into place.
 
     Returns:
         The number of bytes embedded.
@@ -78,7 +81,7 @@ def write_model_header(pte: Path, out: Path, name: str = MODEL_ARRAY) -> int:
     """
     data = _read_bytes(pte, ".pte")
     try:
-        text = et_pte.model_h(data, name=name, source=pte.name)
+        text = et_pte.model_h(data, name=name, source=pte.name, operators=operators)
     except ValueError as e:
         raise FatalError(f"cannot embed {pte}: {e}") from None
     out.parent.mkdir(parents=True, exist_ok=True)

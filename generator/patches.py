@@ -113,6 +113,37 @@ def _platform_layer(library: Path) -> list[str]:
     return touched
 
 
+_SOURCE_SUFFIXES = (".c", ".cpp", ".cc", ".cxx", ".S", ".s")
+
+
+def _unique_object_names(library: Path) -> list[str]:
+    """Rename sources so no two share a file name (arduino-cli names each object after its
+    source, and with dot_a_linkage=true adds them one by one with `ar rcs`, which keys
+    members by file name: a second `op_softmax.cpp.o` would replace the first)."""
+    src = library / "src"
+    seen: dict[str, Path] = {}
+    renamed = []
+    for path in sorted(p for p in src.rglob("*") if p.is_file() and p.suffix in _SOURCE_SUFFIXES):
+        if path.name not in seen:
+            seen[path.name] = path
+            continue
+        parts = path.relative_to(src).parts[:-1]
+        for depth in range(1, len(parts) + 1):
+            name = "_".join((*parts[-depth:], path.name))
+            if name not in seen and not (path.parent / name).exists():
+                break
+        else:
+            raise FatalError(
+                f"patch unique-object-names: cannot give {_rel(library, path)} a file name no "
+                "other library source has"
+            )
+        target = path.with_name(name)
+        path.rename(target)
+        seen[name] = target
+        renamed.append(f"{_rel(library, path)} -> {target.name}")
+    return renamed
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(
         "exception-before-variant",
@@ -130,6 +161,12 @@ PATCHES: tuple[Patch, ...] = (
         "Ship exactly one platform layer, ours, written against the Arduino API (two would "
         "define every et_pal_* twice).",
         _platform_layer,
+    ),
+    Patch(
+        "unique-object-names",
+        "With dot_a_linkage=true arduino-cli archives objects by file name (`ar rcs`): two "
+        "sources with one name would leave one object out.",
+        _unique_object_names,
     ),
 )
 

@@ -64,15 +64,29 @@ def test_default_build_layout(tmp_path: Path, upstream: Upstream) -> None:
     ).read_bytes()
     # Kernels registered are exactly the op set: every Cortex-M op + the default root ops.
     expected_ops = sorted(set(DEFAULT_ROOT_OPS) | FIXTURE_CORTEX_M_OPS)
-    registration = lib / "src/executorch/codegen/RegisterCodegenUnboxedKernelsEverything.cpp"
-    assert sorted(re.findall(r'Kernel\(\s*"([^"]+)"', registration.read_text())) == expected_ops
+    codegen = lib / "src/executorch/codegen"
+    registration = "".join(p.read_text() for p in sorted(codegen.glob("RegisterKernels_*.cpp")))
+    assert sorted(re.findall(r'Kernel\(\s*"([^"]+)"', registration)) == expected_ops
     assert result.op_set == expected_ops and result.kernel_count == len(expected_ops)
-    # The checkout's codegen ran (not an installed wheel's), and only device files were kept.
-    assert "// codegen: fixture checkout codegen" in registration.read_text()
-    assert sorted(p.name for p in (lib / "src/executorch/codegen").iterdir()) == [
-        "NativeFunctions.h",
-        "RegisterCodegenUnboxedKernelsEverything.cpp",
-    ]
+    # The checkout's codegen ran (not an installed wheel's), and only device files were kept;
+    # its registration is split into one archive member per operator (kernel selection).
+    assert "// codegen: fixture checkout codegen" in registration
+    symbols = sorted(op.replace("::", "_").replace(".", "_") for op in expected_ops)
+    prim = sorted(op.replace("::", "_").replace(".", "_") for op in FIXTURE_PRIM_OPS)
+    assert sorted(p.name for p in codegen.iterdir()) == sorted(
+        [
+            "NativeFunctions.h",
+            "KernelSelection.cpp",
+            "KernelSelectionAll.cpp",
+            *(f"RegisterKernels_{s}.cpp" for s in symbols),
+            *(f"RegisterPrim_{s}.cpp" for s in prim),
+            *(f"SelectDefault_{s}.cpp" for s in symbols + prim),
+        ]
+    )
+    add = (codegen / "RegisterKernels_aten_add_out.cpp").read_text()
+    assert re.findall(r'Kernel\(\s*"([^"]+)"', add) == ["aten::add.out"]
+    assert 'extern "C" void et_arduino_register_aten_add_out(void) {' in add
+    assert "success_with_kernel_reg" not in registration  # nothing registers at start-up
     # Only registered op sources ship; op_acos.cpp (not selected) and what only it needs do not.
     ops_dir = lib / "src/executorch/kernels/portable/cpu"
     shipped = sorted(p.name for p in ops_dir.glob("op_*.cpp"))
@@ -596,5 +610,5 @@ def test_codegen_runs_from_the_checkout_with_safe_path(
     # PYTHONSAFEPATH keeps the working directory off sys.path; the checkout must still be used.
     monkeypatch.setenv("PYTHONSAFEPATH", "1")
     result = build(tmp_path)
-    registration = result.out / "src/executorch/codegen/RegisterCodegenUnboxedKernelsEverything.cpp"
+    registration = result.out / "src/executorch/codegen/RegisterKernels_aten_add_out.cpp"
     assert "// codegen: fixture checkout codegen" in registration.read_text()

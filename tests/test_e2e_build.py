@@ -43,7 +43,9 @@ def _assert_library(result: BuildResult) -> None:
     assert set(DEFAULT_ROOT_OPS) <= set(kernels)
     assert any(k.startswith("cortex_m::") for k in kernels)
     # Every op_*.cpp shipped is registered: its kernel function is named in the registration.
-    registration = (lib / CODEGEN_DIR / "RegisterCodegenUnboxedKernelsEverything.cpp").read_text()
+    registration = "".join(
+        p.read_text() for p in sorted((lib / CODEGEN_DIR).glob("RegisterKernels_*.cpp"))
+    )
     shipped = [f for f in files if re.search(r"/op_[^/]+\.cpp$", f)]
     assert len(shipped) == result.op_sources + sum("cortex_m" in f for f in shipped)
     for op_file in shipped:
@@ -76,7 +78,7 @@ def _compile_everything(lib: Path) -> list[str]:
         argv = GCC_ARM.compile_argv(rel, ("src", *(str(p) for p in CORE_INCLUDES)))
         assert all(flag in argv for flag in ISSUE_FLAGS)
         jobs.append(CompileJob(argv, rel, lib))
-    assert len(jobs) > 150
+    assert len(jobs) > 90  # 103 on main: unlinked sources are pruned (generator/reachable.py)
     return [f"{o.job.source}:\n{o.log}" for o in cache.compile_all(jobs) if o.object is None]
 
 

@@ -95,7 +95,8 @@ def test_in_a_library_it_validates_against_the_shipped_schema(tmp_path: Path) ->
     ok = run(script, KEYWORD_SPOTTING, cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.strip() == (
-        "model.h: model_pte[54192] from KeywordSpotting.pte; methods forward; 8 operators"
+        "model.h: model_pte[54192] from KeywordSpotting.pte; methods forward; selects the kernels "
+            "of 8 operators"
     )
     junk = tmp_path / "junk.pte"
     junk.write_bytes(b"not a program at all")

@@ -48,6 +48,7 @@ import importlib.util
 import re
 import struct
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,8 @@ __all__ = [
     "check_model",
     "check_program_bytes",
     "example_names",
+    "kernel_selection_h",
+    "kernel_symbol",
     "library_kernels",
     "load_reader",
     "model_h",
@@ -631,7 +634,78 @@ def is_c_identifier(name: str) -> bool:
     return bool(_C_IDENTIFIER.match(name)) and name not in _C_KEYWORDS
 
 
-def model_h(pte_bytes: bytes, *, name: str = MODEL_ARRAY, source: str = "model.pte") -> str:
+#: Kernel selection symbols (C linkage), shared by model.h and the library's generated
+#: sources in src/executorch/codegen/ (generator/selection.py writes those):
+#: `et_arduino_register_<op>` registers one operator's kernels (library, one archive member
+#: per operator); `et_arduino_select_<op>` is what the runtime's registry hook calls for each
+#: operator: a model.h defines it (weak) to call the register function, else the library's
+#: default member defines it empty; `et_arduino_kernels_fallback` is defined (weak, empty) by
+#: every selecting model.h, else the library's member registers every kernel (a model.h from
+#: before kernel selection, or pte_to_header.py --all-kernels).
+REGISTER_PREFIX = "et_arduino_register_"
+SELECT_PREFIX = "et_arduino_select_"
+FALLBACK_SYMBOL = "et_arduino_kernels_fallback"
+
+
+def kernel_symbol(operator: str) -> str:
+    """The C identifier part naming `operator` in the kernel selection symbols.
+
+    "aten::add.out" -> "aten_add_out", "cortex_m::quantized_add.out" ->
+    "cortex_m_quantized_add_out": "::" and every character that cannot be in a C identifier
+    become "_". The generator refuses a library whose operators collide under this mapping.
+
+    Raises:
+        ValueError: `operator` is empty or has no identifier character.
+    """
+    symbol = re.sub(r"[^A-Za-z0-9_]", "_", operator.replace("::", "_"))
+    if not operator or not symbol.strip("_"):
+        raise ValueError(f"operator name {operator!r} cannot be a kernel selection symbol")
+    return symbol
+
+
+def kernel_selection_h(operators: Iterable[str]) -> list[str]:
+    """The lines of model.h that select the kernels of `operators` (registry names).
+
+    Each operator gets a weak `et_arduino_select_<op>` calling the library's
+    `et_arduino_register_<op>`, inside an include guard of its own, so several model.h files
+    in one sketch (one translation unit or several) register the union of their operators;
+    and the weak, empty `et_arduino_kernels_fallback` says "this sketch selects its kernels"
+    (without it the library registers every kernel). Nothing here runs before the runtime's
+    first registry lookup (Program::load_method): a sketch that never loads a method links no
+    kernel. Empty `operators` (a program of delegate calls only) selects no kernel.
+    """
+    lines = [
+        "// Kernel selection: register and link only the kernels this program calls (see",
+        '// "Kernel selection" in the library\'s README). Several model.h files in one sketch',
+        "// register the union of their operators.",
+        "#ifndef ET_ARDUINO_KERNEL_SELECTION",
+        "#define ET_ARDUINO_KERNEL_SELECTION",
+        f'extern "C" __attribute__((weak)) void {FALLBACK_SYMBOL}(void) {{}}',
+        "#endif",
+    ]
+    for op in sorted(set(operators)):
+        sym = kernel_symbol(op)
+        guard = f"ET_ARDUINO_SELECT_{sym}"
+        lines += [
+            f"// {op}",
+            f"#ifndef {guard}",
+            f"#define {guard}",
+            f'extern "C" void {REGISTER_PREFIX}{sym}(void);',
+            f'extern "C" __attribute__((weak)) void {SELECT_PREFIX}{sym}(void) {{',
+            f"  {REGISTER_PREFIX}{sym}();",
+            "}",
+            "#endif",
+        ]
+    return lines
+
+
+def model_h(
+    pte_bytes: bytes,
+    *,
+    name: str = MODEL_ARRAY,
+    source: str = "model.pte",
+    operators: Iterable[str] | None = None,
+) -> str:
     """The C++ header text a sketch includes to get the program bytes.
 
     Declares `alignas(16) const uint8_t <name>[]` (plain read-only data: no section
@@ -644,10 +718,14 @@ def model_h(pte_bytes: bytes, *, name: str = MODEL_ARRAY, source: str = "model.p
         pte_bytes: the `.pte` file contents.
         name: the array name; must be a C identifier.
         source: the file name recorded in the banner (one line of text).
+        operators: the operators the program's kernel calls use (registry names); the
+            header then selects exactly their kernels (`kernel_selection_h`). None: no
+            selection, the library registers every kernel (the header of library 0.2.0).
 
     Raises:
-        ValueError: `name` is not a C identifier, `source` spans lines, or `pte_bytes` is
-            empty (a zero-length array does not compile).
+        ValueError: `name` is not a C identifier, `source` spans lines, `pte_bytes` is
+            empty (a zero-length array does not compile), or an operator name has no
+            identifier character.
     """
     if not is_c_identifier(name):
         raise ValueError(
@@ -677,6 +755,8 @@ def model_h(pte_bytes: bytes, *, name: str = MODEL_ARRAY, source: str = "model.p
         lines.append("    " + ", ".join(f"0x{b:02x}" for b in data[i : i + 16]) + ",")
     lines.append("};")
     lines.append(f"const size_t {name}_size = sizeof({name});")
+    if operators is not None:
+        lines += ["", *kernel_selection_h(operators)]
     return "\n".join(lines) + "\n"
 
 

@@ -4,7 +4,9 @@
     python3 extras/tools/pte_to_header.py MODEL.pte [-o model.h] [--name model_pte]
 
 The header declares `alignas(16) const uint8_t model_pte[]` (plain read-only data, kept in
-flash by every Arduino core) and `model_pte_size`. When this script sits in a generated
+flash by every Arduino core) and `model_pte_size`, then selects the kernels of the operators
+the program calls: a sketch links and registers only those (see "Kernel selection" in the
+library's README; `--all-kernels` leaves the selection out). When this script sits in a generated
 library, the .pte is first read through the library's program reader (pte_schema/ beside
 this script, generated from extras/schema/), so a file that is not an ExecuTorch program is
 refused instead of silently embedded.
@@ -45,14 +47,36 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def to_header(buffer: bytes, name: str = et_pte.MODEL_ARRAY, source: str = "a .pte") -> str:
-    """The model.h text for the .pte bytes `buffer` (what `main` writes).
+    """The model.h text for the .pte bytes `buffer`, selecting the kernels it calls when the
+    library's program reader sits beside this script (as `main` writes it by default).
 
     The ref's export_model.py, shipped beside this script, imports it under this name.
 
     Raises:
-        ValueError: `name` is not a C identifier, `source` spans lines, or `buffer` is empty.
+        ValueError: `name` is not a C identifier, `source` spans lines, `buffer` is empty,
+            or (with the reader present) `buffer` is not a readable program.
     """
-    return et_pte.model_h(buffer, name=name, source=source)
+    operators = None
+    if DEFAULT_READER.is_dir():
+        try:
+            program = et_pte.read_program(buffer, et_pte.load_reader(DEFAULT_READER))
+        except et_pte.EtPteError as e:
+            raise ValueError(f"{source} is not a readable ExecuTorch program: {e}") from None
+        operators = sorted({c.operator for m in program.methods for c in m.kernel_calls})
+    return et_pte.model_h(buffer, name=name, source=source, operators=operators)
+
+
+def _not_in_library(operators: list[str], reader: Path) -> list[str]:
+    """The `operators` that the library holding `reader` (its extras/tools/pte_schema)
+    does not register; none when `reader` is not inside a library (no src/ two levels up)."""
+    library = reader.resolve().parent.parent.parent
+    if not (library / et_pte.LIBRARY_CODEGEN_DIR).is_dir():
+        return []
+    try:
+        registered = et_pte.library_kernels(library)
+    except et_pte.EtPteError:
+        return []  # check_models.py reports an unreadable registration
+    return [op for op in operators if op not in registered]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,7 +99,19 @@ def main(argv: list[str] | None = None) -> int:
         help="a library's program reader to validate with, e.g. LIBRARY/extras/tools/"
         "pte_schema (default: pte_schema beside this script, when present)",
     )
-    parser.add_argument("--no-validate", action="store_true", help="embed without decoding")
+    parser.add_argument(
+        "--no-validate",
+        action="store_true",
+        help="embed without decoding (then no kernel selection: the library registers every "
+        "kernel)",
+    )
+    parser.add_argument(
+        "--all-kernels",
+        action="store_true",
+        help="select no kernels in the header: the library registers every kernel it has, as "
+        "before kernel selection (for a sketch that also loads programs not embedded in a "
+        "model.h, e.g. from an SD card)",
+    )
     args = parser.parse_args(argv)
 
     if not et_pte.is_c_identifier(args.name):
@@ -85,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         print(f"error: cannot read {args.pte}: {e}", file=sys.stderr)
         return 1
-    summary = ""
+    summary = "; no kernel selection (the library registers every kernel)"
+    operators: list[str] | None = None
     reader = args.reader or (DEFAULT_READER if DEFAULT_READER.is_dir() else None)
     if reader is not None and not args.no_validate:
         try:
@@ -94,8 +131,25 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {args.pte} is not a readable ExecuTorch program: {e}", file=sys.stderr)
             return 1
         ops = sorted({c.operator for m in program.methods for c in m.kernel_calls})
-        summary = f"; methods {', '.join(m.name for m in program.methods)}; {len(ops)} operators"
-    text = to_header(data, name=args.name, source=args.pte.name)
+        missing = _not_in_library(ops, reader)
+        if missing:
+            print(
+                f"error: {args.pte} calls {', '.join(missing)}, which this library does not "
+                f"register: {et_pte.MISSING_CAUSE}",
+                file=sys.stderr,
+            )
+            return 1
+        methods = ", ".join(m.name for m in program.methods)
+        if args.all_kernels:
+            summary = f"; methods {methods}; every kernel of the library (--all-kernels)"
+        else:
+            operators = ops
+            summary = f"; methods {methods}; selects the kernels of {len(ops)} operators"
+    try:
+        text = et_pte.model_h(data, name=args.name, source=args.pte.name, operators=operators)
+    except ValueError as e:
+        print(f"error: cannot embed {args.pte}: {e}", file=sys.stderr)
+        return 1
     if args.output == "-":
         sys.stdout.write(text)
     else:

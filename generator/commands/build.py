@@ -48,6 +48,7 @@ from generator.patches import PATCHES, TEMPLATE_PLATFORM, apply_patches
 from generator.provenance import ComponentRecord, Provenance, RefFiles
 from generator.pte_reader import READER_DIR, program_reader
 from generator.render import render_metadata, tree_hash, write_pin
+from generator.selection import apply_kernel_selection
 from generator.sources import (
     ExecutorchSource,
     PinnedSource,
@@ -272,8 +273,15 @@ def _build_into(
     with rep.step("apply the Arduino patches"):
         applied = apply_patches(library)
 
+    with rep.step("split the kernel registration per operator"):
+        selection = apply_kernel_selection(library)
+        rep.note(
+            f"{len(selection.kernels)} kernels and {len(selection.prim)} prim ops, each "
+            "linked only when a sketch's model.h selects it"
+        )
+
     with rep.step("write the examples"):
-        write_examples(source.root, library, plans)
+        write_examples(source.root, library, plans, reader.folder)
         tools = copy_tools(library)
 
     with rep.step("check the models against the library"):
