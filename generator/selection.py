@@ -32,10 +32,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from generator.errors import FatalError
 from generator.layout import CODEGEN_DIR, PRIM_OPS_SOURCE
-from generator.models import et_pte, registered_prim_ops
+from generator.models import TOOLS_DIR, import_tool, registered_prim_ops
+
+if TYPE_CHECKING:
+    import et_pte  # extras/tools (mypy_path)
+else:
+    et_pte = import_tool(TOOLS_DIR / "et_pte.py")
 
 #: The codegen's one registration source, which this step splits (and removes).
 EVERYTHING = "RegisterCodegenUnboxedKernelsEverything.cpp"

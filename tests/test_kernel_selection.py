@@ -21,7 +21,7 @@ from generator.errors import FatalError
 from generator.selection import apply_kernel_selection, split_registration
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
-import et_pte  # noqa: E402
+import et_pte
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs the host g++")
 
