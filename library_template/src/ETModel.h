@@ -27,6 +27,9 @@
 #include <optional>
 #include <utility>
 
+// The runtime's last error-level log message (the library's platform layer).
+extern "C" const char* et_arduino_last_error(void);
+
 class ETModel {
  public:
   // model_data and arena are borrowed, not copied: both must outlive the
@@ -322,6 +325,18 @@ class ETModel {
         "%s failed (0x%lx)",
         call,
         static_cast<unsigned long>(status));
+    // An operator the sketch did not register: name it (the runtime logged
+    // "Missing operator: [i] name" just before returning OperatorMissing).
+    const char* logged = et_arduino_last_error();
+    if (status == executorch::runtime::Error::OperatorMissing && n > 0 &&
+        static_cast<size_t>(n) < sizeof(error_) && logged[0] != '\0') {
+      snprintf(
+          error_ + n,
+          sizeof(error_) - static_cast<size_t>(n),
+          ": %s, not registered by this sketch (see Kernel selection in the "
+          "library README)",
+          logged);
+    }
     // Out of memory inside the runtime almost always means the arena.
     if (status == executorch::runtime::Error::MemoryAllocationFailed && n > 0 &&
         static_cast<size_t>(n) < sizeof(error_)) {
@@ -377,5 +392,5 @@ class ETModel {
   DimOrderType dim_order_[kMaxInputs][kMaxDims] = {};
   StridesType strides_[kMaxInputs][kMaxDims] = {};
 
-  char error_[112] = {};
+  char error_[192] = {};
 };

@@ -55,6 +55,14 @@ et_tick_ratio_t et_pal_ticks_to_ns_multiplier(void) {
   return {1000, 1};
 }
 
+// The runtime's last error-level message (e.g. "Missing operator: [1]
+// aten::mul.out"), which ETModel adds to its error() text.
+static char last_error[96];
+
+extern "C" const char* et_arduino_last_error(void) {
+  return last_error;
+}
+
 // Formats "<level> <file>:<line> <message>" and hands it to et_arduino_log.
 // The file is cut to its base name so the line fits a serial monitor.
 // Sizes are printed as unsigned long with %lu: newlib-nano's printf does not
@@ -72,6 +80,9 @@ void et_pal_emit_log_message(
     if (*p == '/' || *p == '\\') {
       base = p + 1;
     }
+  }
+  if (level == kError || level == kFatal) {
+    snprintf(last_error, sizeof(last_error), "%s", message != nullptr ? message : "");
   }
   char text[256];
   snprintf(
