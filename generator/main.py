@@ -51,6 +51,21 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="register exactly the operators these .pte files call (selective build)",
     )
+    dtypes = parser.add_mutually_exclusive_group()
+    add_list_option(
+        dtypes,
+        "--dtypes",
+        metavar="DTYPE",
+        help="compile every portable kernel for only these dtypes (torch names: float32, "
+        "int8, uint8, int32, int64, bool, ...; dtype-selective build); default: all dtypes",
+    )
+    add_list_option(
+        dtypes,
+        "--dtypes-from-pte",
+        metavar="FILE",
+        help="compile each portable kernel for only the dtypes these .pte files pass it "
+        "(dtype-selective build); default: all dtypes",
+    )
     add_list_option(
         parser,
         "--examples",

@@ -52,9 +52,11 @@ def import_tool(path: Path) -> ModuleType:
 
 
 if TYPE_CHECKING:
-    import et_pte  # extras/tools (mypy_path)
+    import et_dtypes  # extras/tools (mypy_path)
+    import et_pte
 else:
     et_pte = import_tool(TOOLS_DIR / "et_pte.py")
+    et_dtypes = import_tool(TOOLS_DIR / "et_dtypes.py")  # imports et_pte: after it
 
 
 def _read_bytes(path: Path, what: str) -> bytes:
@@ -202,7 +204,8 @@ def check_library_models(
     compared with `src/executorch/codegen/Register*Kernels*.cpp` and the prim ops of
     `kernels/prim_ops/register_prim_ops.cpp` (operator registered; argument count equal),
     and its delegates' backends with those the library registers (none today). See
-    `et_pte.check_library`.
+    `et_pte.check_library`. A library built with `--dtypes`/`--dtypes-from-pte` also gets
+    each call passing a dtype its kernel was built without (`et_dtypes.add_dtype_problems`).
 
     Args:
         library: the generated library root.
@@ -221,6 +224,8 @@ def check_library_models(
         results = et_pte.check_library(library, list(examples) if examples else None)
         if ptes:
             results += et_pte.check_library(library, ptes=list(ptes))
+        # A dtype-selective library (--dtypes): the calls passing a dtype it left out.
+        results = et_dtypes.add_dtype_problems(library, results)
         kernels = len(et_pte.library_kernels(library))
         backends = et_pte.registered_backends(library)
     except et_pte.EtPteError as e:

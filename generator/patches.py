@@ -171,6 +171,48 @@ PATCHES: tuple[Patch, ...] = (
 )
 
 
+#: The portable op sources of a library, and the header `dtype-selective-build` includes
+#: (extras/tools/et_dtypes.py SELECTION_CONFIG, written by generator/dtypes.py).
+PORTABLE_OPS_DIR = "src/executorch/kernels/portable/cpu"
+DTYPE_SELECTION_HEADER = "executorch/kernels/portable/cpu/arduino_selective_build_dtype.h"
+
+
+def _dtype_selective_build(library: Path) -> list[str]:
+    header = library / "src" / DTYPE_SELECTION_HEADER
+    if not header.is_file():
+        raise FatalError(
+            f"patch dtype-selective-build: src/{DTYPE_SELECTION_HEADER} is missing; the dtype "
+            "step writes it first (a generator bug)"
+        )
+    touched = []
+    for path in sorted((library / PORTABLE_OPS_DIR).glob("op_*.cpp")):
+        text = path.read_text(encoding="utf-8")
+        first = re.search(r"^[ \t]*#[ \t]*include\b", text, flags=re.M)
+        if first is None:
+            raise FatalError(
+                f"patch dtype-selective-build no longer applies: {_rel(library, path)} "
+                "includes nothing; upstream changed its op sources"
+            )
+        at = first.start()
+        path.write_text(
+            f"{text[:at]}#include <{DTYPE_SELECTION_HEADER}>\n{text[at:]}", encoding="utf-8"
+        )
+        touched.append(_rel(library, path))
+    return touched
+
+
+#: Applied by the build only for `--dtypes`/`--dtypes-from-pte` (generator/dtypes.py), after
+#: PATCHES: ExecuTorch's CMake defines EXECUTORCH_SELECTIVE_BUILD_DTYPE for the portable
+#: kernels alone, and Arduino takes no per-source flags, so each includes the define.
+DTYPE_SELECTIVE_BUILD = Patch(
+    "dtype-selective-build",
+    "Arduino gives a library no -D flags: each portable op source includes the header that "
+    "defines EXECUTORCH_SELECTIVE_BUILD_DTYPE, as ExecuTorch's CMake defines it for the "
+    "portable kernels only.",
+    _dtype_selective_build,
+)
+
+
 def apply_patches(library: Path) -> dict[str, list[str]]:
     """Apply every patch in order.
 

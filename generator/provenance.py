@@ -65,6 +65,8 @@ class Provenance:
         flatc_version, torch_version, python_version: the tools that made the library.
         regenerate_args: the build options that regenerate it, but the ref.
         src_hash: sha256 of src/ (`render.tree_hash`).
+        dtypes_description: the dtypes the portable kernels keep (`DtypeChoice.describe`);
+        dtype_lines: one line per portable operator of a dtype-selective build (else empty).
     """
 
     library_version: str
@@ -88,6 +90,8 @@ class Provenance:
     python_version: str
     regenerate_args: str
     src_hash: str
+    dtypes_description: str = "all dtypes (no dtype-selective build)"
+    dtype_lines: tuple[str, ...] = ()
 
     @property
     def examples(self) -> tuple[str, ...]:

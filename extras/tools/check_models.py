@@ -9,8 +9,10 @@ wrapper that accepts exactly N values. An operator the library lacks fails Metho
 with OperatorMissing (0x14); a count that differs fails Method::execute with InvalidProgram
 (0x23). Both happen when the model and the library come from different ExecuTorch commits.
 A model lowered to a delegate backend (XNNPACK, ...) that the library does not register fails
-Method::load with NotFound (0x20). This finds them in a second, with no board and no
-toolchain.
+Method::load with NotFound (0x20). A library built for only some dtypes (the generator's
+--dtypes or --dtypes-from-pte) aborts at Method::execute when a kernel call passes a tensor
+of a dtype its kernel was built without ("dtype '<n>' not selected for operator <name>").
+This finds them in a second, with no board and no toolchain.
 
 Each example's model is read back from its model.h (or give .pte files with --pte) and
 read through the library's own program reader (extras/tools/pte_schema/, generated from its
@@ -31,7 +33,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import et_pte  # from this script's own folder (sys.path above)
+import et_dtypes  # these two from this script's own folder (sys.path above)
+import et_pte
 
 
 class _ListAction(argparse.Action):
@@ -96,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         results = et_pte.check_library(args.library, args.example, args.pte)
+        results = et_dtypes.add_dtype_problems(args.library, results)
     except et_pte.EtPteError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -31,6 +31,13 @@ from generator.cache import (
 from generator.checkout import checkout
 from generator.codegen import CodegenResult, kernel_registration, torch_version
 from generator.components import THIRD_PARTY, Component, load_component, pinned_revision
+from generator.dtypes import (
+    DtypeChoice,
+    DtypeSelection,
+    dtype_choice,
+    parse_dtypes,
+    write_dtype_selection,
+)
 from generator.errors import FatalError
 from generator.examples import (
     ExamplePlan,
@@ -44,7 +51,7 @@ from generator.flatc import SchemaHeaders, schema_headers
 from generator.layout import CODEGEN_DIR, SCHEMA_HEADERS_DIR
 from generator.models import check_library_models, ops_in_pte
 from generator.opset import OpSetChoice, available_op_sources, op_set_choice, prim_ops
-from generator.patches import PATCHES, TEMPLATE_PLATFORM, apply_patches
+from generator.patches import DTYPE_SELECTIVE_BUILD, PATCHES, TEMPLATE_PLATFORM, apply_patches
 from generator.provenance import ComponentRecord, Provenance, RefFiles
 from generator.pte_reader import READER_DIR, program_reader
 from generator.render import render_metadata, tree_hash, write_pin
@@ -84,6 +91,8 @@ class BuildOptions:
         examples: ship only these examples (None: all).
         example_pte: example name -> .pte file overriding the one the ref ships.
         cache_dir: cache root (None: platformdirs user cache).
+        dtypes: the dtypes every portable kernel keeps (None: all; see generator/dtypes.py).
+        dtypes_from_pte: keep for each portable kernel the dtypes these .pte files pass it.
     """
 
     executorch_ref: str = "main"
@@ -95,6 +104,8 @@ class BuildOptions:
     examples: tuple[str, ...] | None = None
     example_pte: tuple[tuple[str, Path], ...] = ()
     cache_dir: Path | None = None
+    dtypes: tuple[str, ...] | None = None
+    dtypes_from_pte: tuple[Path, ...] = ()
 
 
 @dataclass
@@ -109,6 +120,7 @@ class BuildResult:
         op_set: the selected operators (kernel registration), sorted.
         kernel_count: kernels registered in the generated registration sources.
         op_sources: `op_*.cpp` files shipped, and available: all portable op sources.
+        dtypes: the dtype selection (`DtypeChoice.describe`).
         files, bytes: what was written under `out`.
         seconds: wall time of the build.
     """
@@ -122,6 +134,7 @@ class BuildResult:
     kernel_count: int = 0
     op_sources: int = 0
     op_sources_available: int = 0
+    dtypes: str = ""
     files: int = 0
     bytes: int = 0
     seconds: float = 0.0
@@ -175,6 +188,7 @@ def build_library(
             kernel_count=provenance.kernel_count,
             op_sources=provenance.op_sources,
             op_sources_available=provenance.op_sources_available,
+            dtypes=provenance.dtypes_description,
             files=files,
             bytes=size,
             seconds=time.monotonic() - started,
@@ -202,6 +216,13 @@ def _check_inputs(options: BuildOptions) -> tuple[list[str], dict[str, Path]]:
     for pte in options.ops_from_pte:
         if not pte.is_file():
             raise FatalError(f"--ops-from-pte {pte}: no such file")
+    if options.dtypes is not None and options.dtypes_from_pte:
+        raise FatalError("give --dtypes or --dtypes-from-pte, not both")
+    if options.dtypes is not None:
+        parse_dtypes(options.dtypes)  # the names, before any work
+    for pte in options.dtypes_from_pte:
+        if not pte.is_file():
+            raise FatalError(f"--dtypes-from-pte {pte}: no such file")
     return examples, overrides
 
 
@@ -273,6 +294,12 @@ def _build_into(
     with rep.step("apply the Arduino patches"):
         applied = apply_patches(library)
 
+    with rep.step("select the kernels' dtypes"):
+        dtypes = _select_dtypes(options, source.root, library, reader.folder, chosen)
+        if dtypes.files:
+            applied[DTYPE_SELECTIVE_BUILD.name] = DTYPE_SELECTIVE_BUILD.apply(library)
+        rep.note(dtypes.description)
+
     with rep.step("split the kernel registration per operator"):
         selection = apply_kernel_selection(library)
         rep.note(
@@ -285,7 +312,7 @@ def _build_into(
         tools = copy_tools(library)
 
     with rep.step("check the models against the library"):
-        _check_models(library, options.ops_from_pte)
+        _check_models(library, _unique(options.ops_from_pte + options.dtypes_from_pte))
 
     with rep.step("render metadata"):
         write_pin(library, source.sha)
@@ -301,9 +328,26 @@ def _build_into(
             applied=applied,
             plans=plans,
             tools=tools,
+            dtypes=dtypes,
         )
         render_metadata(library, provenance)
     return provenance
+
+
+def _select_dtypes(
+    options: BuildOptions, root: Path, library: Path, reader: Path, chosen: OpSetChoice
+) -> DtypeSelection:
+    """The dtype-selective build asked for (none by default), written into `library`."""
+    choice: DtypeChoice = dtype_choice(options.dtypes, options.dtypes_from_pte, reader)
+    return write_dtype_selection(root, library, choice, chosen.sources)
+
+
+def _unique(paths: tuple[Path, ...]) -> tuple[Path, ...]:
+    """`paths` without a file named twice (the first naming kept)."""
+    seen: dict[Path, Path] = {}
+    for path in paths:
+        seen.setdefault(path.resolve(), path)
+    return tuple(seen.values())
 
 
 def _from_cache(steps: StepCache, hits_before: int) -> str:
@@ -407,6 +451,7 @@ def _provenance(
     applied: dict[str, list[str]],
     plans: list[ExamplePlan],
     tools: tuple[str, ...],
+    dtypes: DtypeSelection,
 ) -> Provenance:
     """What the library records, from the steps' results (`library`: its finished src/)."""
     et = source.component
@@ -445,12 +490,14 @@ def _provenance(
         example_models=tuple((p.name, p.origin) for p in plans),
         tools=tools,
         ref_files=vendored.ref_files,
-        patches=tuple(p for p in PATCHES if p.name in applied),
+        patches=tuple(p for p in (*PATCHES, DTYPE_SELECTIVE_BUILD) if p.name in applied),
         flatc_version=schema.flatc_version,
         torch_version=torch_version(),
         python_version=platform.python_version(),
         regenerate_args=_regenerate_args(options, source.library_version),
         src_hash=tree_hash(library / "src"),
+        dtypes_description=dtypes.description,
+        dtype_lines=dtypes.lines,
     )
 
 
@@ -464,6 +511,10 @@ def _regenerate_args(options: BuildOptions, version: str) -> str:
         args.append(f"--ops {','.join(options.ops)}")
     elif options.ops_from_pte:
         args.append(f"--ops-from-pte {','.join(p.name for p in options.ops_from_pte)}")
+    if options.dtypes is not None:
+        args.append(f"--dtypes {','.join(options.dtypes)}")
+    elif options.dtypes_from_pte:
+        args.append(f"--dtypes-from-pte {','.join(p.name for p in options.dtypes_from_pte)}")
     if options.examples is not None:
         args.append(f"--examples {','.join(options.examples)}")
     for name, pte in options.example_pte:
@@ -486,6 +537,8 @@ def options_from_args(args: argparse.Namespace) -> BuildOptions:
         examples=tuple(args.examples) if args.examples is not None else None,
         example_pte=tuple(parse_example_pte(args.example_pte or ()).items()),
         cache_dir=args.cache_dir,
+        dtypes=tuple(args.dtypes) if args.dtypes is not None else None,
+        dtypes_from_pte=tuple(Path(p) for p in args.dtypes_from_pte or ()),
     )
 
 
@@ -499,6 +552,7 @@ def summary_table(result: BuildResult) -> Table:
         ("op set", f"{len(result.op_set)} operator{'s' if len(result.op_set) != 1 else ''}"),
         ("kernels registered", str(result.kernel_count)),
         ("op sources", f"{result.op_sources} of {result.op_sources_available} portable"),
+        ("dtypes", result.dtypes),
         ("written", f"{result.files} files, {result.bytes:,} bytes"),
         ("time", f"{result.seconds:.1f} s"),
     ]
