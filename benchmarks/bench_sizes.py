@@ -1,0 +1,153 @@
+"""Benchmark: flash and RAM of every example, every-kernel vs selected, static and Dynamic
+(not a test; issue 8's targets).
+
+    python benchmarks/bench_sizes.py [--executorch-ref REF] [--baseline REV] [--work DIR]
+
+Builds, from one ExecuTorch ref and with this checkout's generator:
+
+- selected: the default library; each example's model.h selects its model's kernels;
+- every kernel: the same library with each model.h rewritten without a kernel selection
+  (as library 0.2.0's model.h files are), so the fallback registers every kernel;
+- specialised: `--ops-from-pte` + `--dtypes-from-pte` of AddModel's .pte, AddModel only;
+- baseline (with `--baseline REV`): the library the generator at REV builds (a git worktree),
+  e.g. the commit before kernel selection.
+
+Each is checked with this checkout's `python -m generator check --no-run` (gcc-arm: the
+static link and the Dynamic link of arduino-cli's recipes) from an empty object cache, so the
+wall time of each check is a cold check. Prints one table (bytes; Dynamic = the .llext the
+board loads) and the targets with PASS/FAIL; exits 1 when a target is missed.
+Real builds need network access to GitHub, or `GIT_CONFIG_GLOBAL` pointing at mirrors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "extras" / "tools"))
+
+import et_pte  # noqa: E402
+
+EXAMPLES = ("HelloExecuTorch", "AddModel", "KeywordSpotting")
+#: Issue 8's targets, bytes: (variant, example, metric) -> the most allowed.
+TARGETS: dict[tuple[str, str, str], int] = {
+    ("selected", "HelloExecuTorch", "flash"): 100_000,
+    ("selected", "AddModel", "flash"): 140_000,
+    ("selected", "KeywordSpotting", "flash"): 175_000,
+    **{("selected", e, "dynamic_flash"): 589_824 for e in EXAMPLES},  # 25% of 786,432 free
+    ("specialised", "AddModel", "flash"): 100_000,
+}
+
+
+def _run(argv: list[str], cwd: Path = ROOT) -> None:
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(argv)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+
+
+def _build(generator_root: Path, out: Path, ref: str, *extra: str) -> None:
+    argv = [sys.executable, "-m", "generator", "build", "--executorch-ref", ref]
+    _run([*argv, "--out", str(out), *extra], cwd=generator_root)
+
+
+def _check(library: Path, work: Path) -> tuple[dict[str, dict[str, int]], float]:
+    """Sizes per example (report `sizes`) and the wall time of a cold `check --no-run`."""
+    report = work / f"{library.name}.json"
+    cache = Path(tempfile.mkdtemp(prefix="cache-", dir=work))
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "generator", "check", str(library), "--no-run",
+         "--compiler", "gcc-arm", "--json", str(report), "--cache-dir", str(cache)],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    seconds = time.monotonic() - start
+    shutil.rmtree(cache, ignore_errors=True)
+    if not report.is_file():
+        sys.exit(f"check of {library} wrote no report:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
+    data: dict[str, Any] = json.loads(report.read_text())
+    return {e["example"]: dict(e.get("sizes", {})) for e in data["examples"]}, seconds
+
+
+def _without_selection(library: Path) -> None:
+    """Rewrite every example's model.h without a kernel selection (the fallback registers
+    every kernel), keeping the array name and bytes."""
+    for header in sorted(library.glob("examples/*/model.h")):
+        data = et_pte.pte_from_model_h(header.read_text())
+        header.write_text(et_pte.model_h(data, source="model.pte"))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--executorch-ref", default="main")
+    parser.add_argument("--baseline", metavar="REV", help="also build with the generator at REV")
+    parser.add_argument("--work", type=Path, help="keep the libraries here (default: a temp dir)")
+    args = parser.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="bench-sizes-"))
+    work.mkdir(parents=True, exist_ok=True)
+    ref = args.executorch_ref
+
+    libraries: dict[str, Path] = {}
+    selected = work / "selected"
+    _build(ROOT, selected, ref)
+    libraries["selected"] = selected
+    every = work / "every"
+    shutil.rmtree(every, ignore_errors=True)
+    shutil.copytree(selected, every)
+    _without_selection(every)
+    libraries["every kernel"] = every
+    add_pte = work / "AddModel.pte"
+    add_pte.write_bytes(
+        et_pte.pte_from_model_h((selected / "examples/AddModel/model.h").read_text())
+    )
+    special = work / "specialised"
+    _build(ROOT, special, ref, "--examples", "AddModel", "--ops-from-pte", str(add_pte),
+           "--dtypes-from-pte", str(add_pte))  # fmt: skip
+    libraries["specialised"] = special
+    if args.baseline:
+        tree = work / "baseline-generator"
+        if not tree.exists():
+            _run(["git", "worktree", "add", "--detach", str(tree), args.baseline])
+        base = work / "baseline"
+        _build(tree, base, ref)
+        libraries[f"baseline {args.baseline}"] = base
+
+    results: dict[str, dict[str, dict[str, int]]] = {}
+    times: dict[str, float] = {}
+    for name, library in libraries.items():
+        results[name], times[name] = _check(library, work)
+
+    print(f"ExecuTorch {ref}; bytes (check --no-run, gcc-arm); Dynamic: the .llext\n")
+    print("| library | example | static flash | static RAM | Dynamic flash | Dynamic RAM |")
+    print("|---|---|---:|---:|---:|---:|")
+    for name, sizes in results.items():
+        for example, s in sizes.items():
+            cells = [
+                f"{s[k]:,}" if k in s else "-"
+                for k in ("flash", "ram", "dynamic_flash", "dynamic_ram")
+            ]
+            print(f"| {name} | {example} | " + " | ".join(cells) + " |")
+    print("\ncold check --no-run (s): " + ", ".join(f"{n} {t:.0f}" for n, t in times.items()))
+    failed = False
+    print("\ntargets:")
+    for (variant, example, metric), limit in TARGETS.items():
+        got = results.get(variant, {}).get(example, {}).get(metric)
+        ok = got is not None and got <= limit
+        failed |= not ok
+        shown = f"{got:,}" if got is not None else "not measured"
+        print(f"  {'PASS' if ok else 'FAIL'} {variant} {example} {metric}: {shown} <= {limit:,}")
+    if os.environ.get("BENCH_KEEP") is None and args.work is None:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
