@@ -53,7 +53,7 @@ def test_cli_exit_code_json_and_step_summary(
     # Without the run, the wrong output goes unseen: compile and sizes pass.
     assert main(["check", str(lib), "--example", "Wrong", "--no-run", *common]) == 0
     stages = json.loads(out_json.read_text())["examples"][0]["stages"]
-    assert [s["stage"] for s in stages] == ["compile", "sizes"]
+    assert [s["stage"] for s in stages] == ["compile", "sizes", "dynamic"]
 
     with pytest.raises(SystemExit) as exc:
         main(["check", str(lib), "--example", "Nope", *common])

@@ -12,7 +12,9 @@ Rules (as arduino-cli applies them to a sketch using a library in the 1.5 format
 - files and folders whose name starts with `.`, and version-control folders (`CVS`,
   `RCS`, `.git`, `.svn`, `.hg`, `.bzr`), are skipped everywhere, as the Arduino
   builder does (`IsSCCSOrHiddenFile`);
-- everything is linked into one firmware with `--gc-sections`.
+- everything is linked into one firmware with `--gc-sections`, the objects grouped as
+  arduino-cli groups them (`link.py`: the library's objects or, with `dot_a_linkage=true`,
+  its archive; the core as `core.a`).
 
 The compilers, flags and link are the toolchain's (`toolchains.py`); the compile stage is
 `compile.py`.

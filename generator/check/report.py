@@ -9,11 +9,15 @@ JSON shape (`CheckReport.to_dict()`)::
                    "stages": [{"stage", "status", "summary", "details"}],
                    "sizes": {"flash": B, "ram": B, "dynamic_flash": B, "dynamic_ram": B,
                              "arena_used": B, "arena_size": B},   # those measured
+                   "dynamic": {"flash_bytes", "ram_bytes", "flash_max_bytes", "text",
+                               "rodata", "data", "bss"} | null,   # the Dynamic link
                    "budget": {"flash_max": B, "ram_max": B, "flash_percent": %, "ram_percent": %},
                    "runs": [{"kind", "done", "exit_code", "timed_out", "overflowed",
                              "seconds", "last_lines"}]}]}     # last_lines: at most 200
 
 `sizes` holds bytes only, one metric per key, so a sync can diff it against the base's.
+`dynamic_flash` is the Dynamic link's upload file (what arduino-cli reports as "Sketch uses"
+with `link_mode=dynamic`), `dynamic_ram` the RAM the loaded extension takes (`dynamic.py`).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from generator.markdown import code_fence, table
 __all__ = ["STAGES", "CheckReport", "ExampleReport", "ModelCheck", "code_fence"]
 
 #: Order of the per-example stage columns.
-STAGES = ("compile", "sizes", "run", "sanitize", "arena")
+STAGES = ("compile", "sizes", "dynamic", "run", "sanitize", "arena")
 _MARK = {Status.PASS: "✅", Status.FAIL: "❌", Status.SKIP: "➖"}
 
 
@@ -112,6 +116,7 @@ class ExampleReport:
                 if self.sizes
                 else None
             ),
+            "dynamic": self.dynamic.to_dict() if self.dynamic else None,
             "runs": [r.to_dict() for r in self.runs],
         }
 
@@ -183,17 +188,25 @@ class CheckReport:
             lines += table(["example", *STAGES], (_stage_cells(e) for e in self.examples))
             lines += ["", "### Sizes", ""]
             lines += table(
-                ["example", "flash", "RAM (globals)", "Dynamic link", "arena used / size"],
+                [
+                    "example",
+                    "flash",
+                    "RAM (globals)",
+                    "Dynamic: flash",
+                    "Dynamic: RAM",
+                    "arena used / size",
+                ],
                 (_size_cells(e) for e in self.examples),
-                align="lrrrr",
+                align="lrrrrr",
             )
             if self.examples and self.examples[0].sizes:
                 s0 = self.examples[0].sizes
                 lines += [
                     "",
-                    f"Budgets: flash {s0.flash_max:,} B, RAM {s0.ram_max:,} B. Dynamic link: "
-                    "bytes of the sketch and library in a relocatable (`-r`) link, where "
-                    "nothing is garbage-collected.",
+                    f"Budgets: flash {s0.flash_max:,} B, RAM {s0.ram_max:,} B. Dynamic: the "
+                    "sketch linked as a loadable extension (`link_mode=dynamic`, the IDE's "
+                    "default): flash is its upload file (what the board's flash holds), RAM "
+                    "what the extension takes once loaded.",
                 ]
             for e in self.examples:
                 lines += ["", f"#### {e.name} ({e.seconds:.0f} s)", ""]
@@ -213,11 +226,13 @@ def _stage_cells(e: ExampleReport) -> list[str]:
 
 
 def _size_cells(e: ExampleReport) -> list[str]:
-    """The example's name, flash, RAM, Dynamic-link flash and arena ("-": not measured)."""
+    """The example's name, flash, RAM, Dynamic flash and RAM, arena ("-": not measured)."""
+    dyn = e.dynamic
     return [
         e.name,
         f"{e.sizes.flash:,} B ({e.sizes.flash_percent}%)" if e.sizes else "-",
         f"{e.sizes.ram:,} B ({e.sizes.ram_percent}%)" if e.sizes else "-",
-        f"{e.dynamic.flash:,} B" if e.dynamic else "-",
+        f"{dyn.flash:,} B ({dyn.flash * 100 // dyn.flash_max}%)" if dyn and dyn.flash_max else "-",
+        f"{dyn.ram:,} B" if dyn else "-",
         f"{e.arena.used:,} / {e.arena.size:,} B" if e.arena else "-",
     ]

@@ -1,12 +1,11 @@
-"""Stage 3: sizes, like arduino-cli's report, plus what a Dynamic link would keep.
+"""Stage 3: sizes of the static link, like arduino-cli's report.
 
 arduino-cli reports "Sketch uses <text+data> bytes (<p>%) of program storage space" and
 "Global variables use <data+bss> bytes (<p>%) of dynamic memory", percent as an integer
 (size * 100 // maximum). The UNO Q's maxima are in `generator.boards`.
 
-In `link_mode=dynamic` the sketch is a relocatable object loaded at run time: nothing is
-garbage-collected, so its size is that of `ld -r` over the sketch and library objects
-(not the core, which the board's firmware provides).
+The Dynamic link (`link_mode=dynamic`, a loadable extension) is its own stage:
+`dynamic.py`; its figures are `DynamicSizes`, here so that the report needs no toolchain.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ from generator.check.stages import StageResult, Status
 from generator.errors import FatalError
 
 SIZE_TOOL = "arm-none-eabi-size"
-LD_TOOL = "arm-none-eabi-ld"
 
 
 @dataclass(frozen=True)
@@ -71,18 +69,41 @@ class Sizes:
 
 @dataclass(frozen=True)
 class DynamicSizes:
-    """What a Dynamic (relocatable, `-r`) link keeps, bytes.
+    """What a Dynamic link gives, bytes.
 
     Attributes:
-        flash: text + data; ram: data + bss.
+        flash: the upload file (stripped ELF + header): what the board's flash holds and
+            what arduino-cli reports as "Sketch uses".
+        ram: the LLEXT heap the loaded extension takes (every allocated section).
+        flash_max: the board's flash budget.
+        text, rodata, data, bss: the extension's sections (init/fini arrays and the export
+            table are in `ram` only).
     """
 
     flash: int
     ram: int
+    flash_max: int = 0
+    text: int = 0
+    rodata: int = 0
+    data: int = 0
+    bss: int = 0
+
+    @property
+    def overflow(self) -> int:
+        """Bytes over the flash budget (0 when it fits)."""
+        return max(self.flash - self.flash_max, 0)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {"flash_bytes": self.flash, "ram_bytes": self.ram}
+        """JSON-ready form (bytes)."""
+        return {
+            "flash_bytes": self.flash,
+            "ram_bytes": self.ram,
+            "flash_max_bytes": self.flash_max,
+            "text": self.text,
+            "rodata": self.rodata,
+            "data": self.data,
+            "bss": self.bss,
+        }
 
 
 def _berkeley(path: Path) -> tuple[int, int, int]:
@@ -115,24 +136,6 @@ def parse_arduino_cli(report: str, board: Board) -> Sizes | None:
     if not flash or not ram:
         return None
     return Sizes(int(flash.group(1)), int(ram.group(1)), board.flash_bytes, board.ram_bytes)
-
-
-def dynamic_link(objects: list[Path], out: Path) -> DynamicSizes:
-    """Link `objects` relocatably (`ld -r`, nothing stripped) into `out` and measure it.
-
-    Raises:
-        FatalError: the link fails (e.g. arm-none-eabi-ld missing).
-    """
-    proc = subprocess.run(
-        [LD_TOOL, "-r", "-o", str(out), *(str(o) for o in objects)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise FatalError(f"relocatable link failed: {proc.stderr.strip()[-2000:]}")
-    text, data, bss = _berkeley(out)
-    return DynamicSizes(text + data, data + bss)
 
 
 def sizes_stage(sizes: Sizes | None, overflow: dict[str, int], board: Board) -> StageResult:

@@ -17,11 +17,20 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from generator import package_path
 from generator.boards import UNO_Q, Board
+from generator.check.link import (
+    LinkInputs,
+    LinkLine,
+    LinkObject,
+    library_linkage,
+    model_build_folder,
+    source_object,
+    stage_link,
+)
 from generator.check.objcache import CompileJob, ObjectCache
 from generator.check.plan import BuildPlan, sketch_cpp
 from generator.errors import FatalError
@@ -38,6 +47,18 @@ API_SOURCES = ("Common.cpp", "IPAddress.cpp", "Print.cpp", "Stream.cpp", "String
 CORE_SOURCES = (
     *(API_DIR / "api" / name for name in API_SOURCES),
     *(CORE_DIR / name for name in ("wiring.cpp", "itoa.c", "dtostrf.c", "main.cpp")),
+)
+
+#: C++ code-generation flags of the board core (arduino/ArduinoCore-zephyr platform.txt:
+#: `compiler.zephyr.common_cxxflags` and the code-generation half of
+#: `compiler.zephyr.common_ldflags`, both in `compiler.cpp.flags`).
+BOARD_CXX_FLAGS = (
+    "-fno-exceptions",
+    "-fno-rtti",
+    "-fno-threadsafe-statics",
+    "-fno-unwind-tables",
+    "-fno-use-cxa-atexit",
+    "-fno-extern-tls-init",
 )
 
 #: Defined by every Arduino build (the IDE version: 1.6.7 here).
@@ -61,10 +82,12 @@ class Build:
         ok: True when compiling and linking succeeded.
         binary: the firmware ELF or host executable (None when the build failed).
         log: compiler and linker diagnostics.
-        objects: objects of the sketch and the library (no core), for the Dynamic-link
-            size; empty for arduino-cli.
+        objects: objects of the sketch and the library (no core); empty for arduino-cli.
         compiled, reused: objects compiled now, and taken from the object cache.
         size_report: the toolchain's own size report text (arduino-cli), else "".
+        inputs: the link's objects grouped as arduino-cli groups them (None for
+            arduino-cli, or when compiling failed); line: the staged object part of the
+            link, which the Dynamic link (`dynamic.py`) reuses.
     """
 
     ok: bool
@@ -74,6 +97,8 @@ class Build:
     compiled: int = 0
     reused: int = 0
     size_report: str = ""
+    inputs: LinkInputs | None = None
+    line: LinkLine | None = None
 
 
 class Toolchain(Protocol):
@@ -100,7 +125,10 @@ class GccToolchain:
     Attributes:
         name: back-end name; cc, cxx: compilers; common: flags for every source;
         c, cxx_flags, asm: per-language flags; core_sources: the core's half for this
-        target (absolute); link: link flags; install_hint: what to install.
+        target (absolute); link: link flags; install_hint: what to install;
+        variant_sources: those of `core_sources` that arduino-cli would compile from the
+        variant folder (on the object list; the others go into `core.a`); ar: the
+        archiver.
     """
 
     name: str
@@ -113,10 +141,12 @@ class GccToolchain:
     core_sources: tuple[Path, ...]
     link: tuple[str, ...]
     install_hint: str
+    variant_sources: tuple[Path, ...] = ()
+    ar: str = "ar"
 
     def missing(self) -> str | None:
         """Why the compilers cannot be used, or None."""
-        absent = [tool for tool in (self.cc, self.cxx) if shutil.which(tool) is None]
+        absent = [tool for tool in (self.cc, self.cxx, self.ar) if shutil.which(tool) is None]
         if absent:
             return f"{', '.join(absent)} not found; install {self.install_hint}"
         return None
@@ -166,20 +196,28 @@ class GccToolchain:
             return Build(False, None, log, compiled=compiled, reused=reused)
 
         objects = [o.object for o in outcomes if o.object is not None]
+        inputs = self.link_inputs(plan, sketch_sources, objects)
         out_dir.mkdir(parents=True, exist_ok=True)
+        line = stage_link(
+            inputs, out_dir / "build", self.ar, model_build_folder(plan.library / plan.sketch_dir)
+        )
         binary = out_dir / f"{plan.example}.{'elf' if self.name == 'gcc-arm' else 'exe'}"
         argv = [
             self.cxx,
             *self.common,
             *self.link,
             f"-Wl,-Map={out_dir / (plan.example + '.map')}",
-            *(str(o) for o in objects),
+            *line.object_files,
+            *([str(line.core_archive)] if line.core_archive else []),
             "-o",
             str(binary),
         ]
         proc = subprocess.run(argv, cwd=out_dir, capture_output=True, text=True, check=False)
         log = "\n".join(s for s in (warnings, proc.stdout.strip(), proc.stderr.strip()) if s)
         ok = proc.returncode == 0 and binary.is_file()
+        if line.lost:
+            ok = False
+            log = "\n".join([*(lost_message(x) for x in line.lost), log]).strip()
         return Build(
             ok,
             binary if ok else None,
@@ -187,7 +225,74 @@ class GccToolchain:
             objects=objects[core_count:],
             compiled=compiled,
             reused=reused,
+            inputs=inputs,
+            line=line,
         )
+
+    def link_inputs(
+        self, plan: BuildPlan, sketch_sources: list[str], objects: list[Path]
+    ) -> LinkInputs:
+        """Group `objects` (the core's, then the sketch's, then the library's, in the
+        order `build` compiled them) as arduino-cli groups them, with its object names."""
+        core_objects = objects[: len(self.core_sources)]
+        sketch_objects = objects[
+            len(self.core_sources) : len(self.core_sources) + len(sketch_sources)
+        ]
+        library_objects = objects[len(self.core_sources) + len(sketch_sources) :]
+        variant = set(self.variant_sources)
+        core: list[LinkObject] = []
+        board: list[LinkObject] = []
+        for src, obj in zip(self.core_sources, core_objects, strict=True):
+            base = API_DIR if src.is_relative_to(API_DIR) else src.parent
+            entry = LinkObject(
+                obj, PurePosixPath("core") / source_object(src.as_posix(), base.as_posix())
+            )
+            (board if src in variant else core).append(entry)
+        sketch_dir = plan.sketch_dir.as_posix()
+        sketch = [
+            LinkObject(obj, PurePosixPath("sketch") / f"{plan.example}.ino.cpp.o")
+            if i == 0
+            else LinkObject(obj, PurePosixPath("sketch") / source_object(src, sketch_dir))
+            for i, (src, obj) in enumerate(zip(sketch_sources, sketch_objects, strict=True))
+        ]
+        linkage = library_linkage(plan.library)
+        library = [
+            LinkObject(
+                obj, PurePosixPath("libraries", linkage.dir_name) / source_object(src, "src")
+            )
+            for src, obj in zip(
+                (p.as_posix() for p in plan.library_sources), library_objects, strict=True
+            )
+        ]
+        # compileFiles sorts each compiled folder's objects by path; the sketch folder's
+        # come before its src/ folder's (sketch.go buildSketch).
+        return LinkInputs(
+            sketch=tuple(sorted(sketch, key=lambda o: (o.build_path.parts[1] == "src", _key(o)))),
+            library=tuple(sorted(library, key=_key)),
+            linkage=linkage,
+            variant=tuple(sorted(board, key=_key)),
+            core=tuple(sorted(core, key=_key)),
+        )
+
+
+def _key(obj: LinkObject) -> str:
+    return str(obj.build_path)
+
+
+def lost_message(lost: str) -> str:
+    """Why an object that `ar` replaced by a same-named one fails the build (`lost`: as in
+    `LinkLine.lost`)."""
+    archive, member = lost.split(": ", 1)
+    return (
+        f"{archive} loses {member}: arduino-cli archives with `ar rcs`, which keeps one member "
+        f"per file name, so a later object named {PurePosixPath(member).name} replaced it and "
+        "it is not linked on the board; give the source a name of its own"
+    )
+
+
+def _board_sources(board_dir: Path) -> tuple[Path, ...]:
+    """The board half of the emulated core: the variant's sources (start-up, UART, heap)."""
+    return (board_dir / "new.cpp", board_dir / "mps2_an505.c", board_dir / "printf_c99.c")
 
 
 def _gcc_arm(board: Board) -> GccToolchain:
@@ -198,14 +303,14 @@ def _gcc_arm(board: Board) -> GccToolchain:
         cxx="arm-none-eabi-g++",
         common=(*board.cpu_flags, "-Os", "-ffunction-sections", "-fdata-sections"),
         c=("-std=gnu11",),
-        cxx_flags=("-std=gnu++17", "-fno-exceptions", "-fno-rtti"),
+        # The board core's C++ flags (platform.txt compiler.cpp.flags takes
+        # compiler.zephyr.common_cxxflags and common_ldflags): without them a sketch calls
+        # libstdc++'s guards and exception objects, which its Dynamic link cannot load.
+        cxx_flags=("-std=gnu++17", *BOARD_CXX_FLAGS),
         asm=("-x", "assembler-with-cpp"),
-        core_sources=(
-            *CORE_SOURCES,
-            board_dir / "new.cpp",
-            board_dir / "mps2_an505.c",
-            board_dir / "printf_c99.c",
-        ),
+        core_sources=(*CORE_SOURCES, board_dir / "abi.cpp", *_board_sources(board_dir)),
+        variant_sources=_board_sources(board_dir),
+        ar="arm-none-eabi-ar",
         # Full newlib (no nano.specs); nosys.specs only for system calls we do not define.
         link=(
             "-nostartfiles",
@@ -238,6 +343,7 @@ HOST = GccToolchain(
     cxx_flags=("-std=gnu++17", "-fno-exceptions", "-fno-rtti"),
     asm=("-x", "assembler-with-cpp"),
     core_sources=(*CORE_SOURCES, CORE_DIR / "host" / "host.c"),
+    variant_sources=(CORE_DIR / "host" / "host.c",),
     link=("-lm",),
     install_hint="gcc g++ (Debian: build-essential)",
 )

@@ -4,7 +4,8 @@ stage by stage (the steps are the modules of `generator.check`):
 1. model check (`check/model_check.py`), no toolchain needed;
 2. compile for the UNO Q (`check/compile.py` with the sources of `check/plan.py`, back ends
    in `check/toolchains.py`, objects cached by content in `check/objcache.py`);
-3. sizes like arduino-cli's report, plus the Dynamic-link bytes (`check/sizes.py`);
+3. sizes like arduino-cli's report (`check/sizes.py`), and the Dynamic link (the IDE's
+   default link mode) with its sizes (`check/dynamic.py`);
 4. run on an emulated Cortex-M33 (QEMU mps2-an505) and once on the host under
    AddressSanitizer + UBSan, compared with the example's expected.yaml (`check/run.py`);
 5. the method arena measured in the emulated run (`check/arena.py`).
@@ -30,13 +31,14 @@ from generator.atomic import write_atomic
 from generator.boards import UNO_Q, Board
 from generator.check.arena import arena_stage
 from generator.check.compile import CompileResult, compile_example
+from generator.check.dynamic import dynamic_stage
 from generator.check.expected import read_expected
 from generator.check.model_check import model_check
 from generator.check.objcache import ObjectCache, default_cache_dir
 from generator.check.plan import library_examples, missing_sketches, plan_build
 from generator.check.report import CheckReport, ExampleReport
 from generator.check.run import judge_run, run_emulated, run_host, stop_children
-from generator.check.sizes import dynamic_link, measure_elf, parse_arduino_cli, sizes_stage
+from generator.check.sizes import measure_elf, parse_arduino_cli, sizes_stage
 from generator.check.stages import StageResult, Status
 from generator.check.toolchains import GCC_ARM, HOST, Toolchain, select_toolchain
 from generator.errors import FatalError
@@ -228,12 +230,13 @@ def _check_example(
     report.stages.append(sizes_stage(report.sizes, built.overflow, board))
 
     # The emulated run boots a gcc-arm firmware (arduino-cli's is for the real board);
-    # its objects also give the Dynamic-link size.
+    # its objects are also linked Dynamic (link_mode=dynamic, check/dynamic.py).
     firmware: CompileResult | None = built if toolchain.name == GCC_ARM.name else None
     if firmware is None and (run or built.build.ok):
         firmware = compile_example(GCC_ARM, plan, work / name / GCC_ARM.name, cache)
-    if firmware is not None and firmware.build.ok and firmware.build.objects:
-        report.dynamic = dynamic_link(firmware.build.objects, work / name / f"{name}.dynamic.o")
+    line = firmware.build.line if firmware is not None and firmware.build.ok else None
+    stage, report.dynamic = dynamic_stage(line, board, work / name / "dynamic", name)
+    report.stages.append(stage)
 
     if not run:
         report.seconds = time.monotonic() - start
