@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator.patches import Patch
+from generator.reachable import Pruning
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class Provenance:
         example_models: (example, where its model.h came from), in the library's order.
         tools: the generator's tools in extras/tools/; ref_files: what the optional copy
             rules found; patches: the Arduino patches applied.
+        pruning: the third-party and helper sources left out because nothing links them.
         flatc_version, torch_version, python_version: the tools that made the library.
         regenerate_args: the build options that regenerate it, but the ref.
         src_hash: sha256 of src/ (`render.tree_hash`).
@@ -84,6 +86,7 @@ class Provenance:
     example_models: tuple[tuple[str, str], ...]
     tools: tuple[str, ...]
     ref_files: tuple[RefFiles, ...]
+    pruning: Pruning
     patches: tuple[Patch, ...]
     flatc_version: str
     torch_version: str

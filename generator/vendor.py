@@ -7,6 +7,8 @@
   includes (not by a hand list). A helper source ships when a header it implements is used:
   the `.cpp` of the same stem beside the header, or a `.cpp` in the header's folder that
   includes it and has no header of its own (the `pattern/` sources work that way).
+- Of these helper sources and the components' sources, only those the shipped code links stay:
+  `generator/reachable.py` leaves out the rest once the tree is complete.
 """
 
 from __future__ import annotations

@@ -54,6 +54,7 @@ from generator.opset import OpSetChoice, available_op_sources, op_set_choice, pr
 from generator.patches import DTYPE_SELECTIVE_BUILD, PATCHES, TEMPLATE_PLATFORM, apply_patches
 from generator.provenance import ComponentRecord, Provenance, RefFiles
 from generator.pte_reader import READER_DIR, program_reader
+from generator.reachable import Pruning, prune_unreachable
 from generator.render import render_metadata, tree_hash, write_pin
 from generator.selection import apply_kernel_selection
 from generator.sources import (
@@ -147,10 +148,12 @@ class VendoredSources:
     Attributes:
         ref_files: what each optional copy rule found in the ref.
         headers_added: headers and helper sources found by following `#include`s.
+        prunable: sources that ship only when linked (third-party and helper sources).
     """
 
     ref_files: tuple[RefFiles, ...]
     headers_added: int
+    prunable: tuple[Path, ...] = ()
 
 
 def build_library(
@@ -311,6 +314,10 @@ def _build_into(
         write_examples(source.root, library, plans, reader.folder)
         tools = copy_tools(library)
 
+    with rep.step("ship only the sources the shipped code links"):
+        pruning = prune_unreachable(library, vendored.prunable, cache / "objects")
+        rep.note(pruning.summary)
+
     with rep.step("check the models against the library"):
         _check_models(library, _unique(options.ops_from_pte + options.dtypes_from_pte))
 
@@ -328,6 +335,7 @@ def _build_into(
             applied=applied,
             plans=plans,
             tools=tools,
+            pruning=pruning,
             dtypes=dtypes,
         )
         render_metadata(library, provenance)
@@ -391,8 +399,10 @@ def _vendor_sources(
     ref_files: list[RefFiles] = []
     components: list[tuple[Component, Path]] = [(source.component, source.root)]
     components += [(tp.component, tp.path) for tp in third_party.all]
+    prunable: list[Path] = []
     for component, tree in components:
         done = vendor_component(component, tree, library)
+        prunable += done.written if component is not source.component else []
         for rule, written in done.optional:
             names = tuple(p.relative_to(library / rule.dest).as_posix() for p in written)
             if not names:
@@ -411,7 +421,8 @@ def _vendor_sources(
     )
     starts = sorted(p for p in (library / "src").rglob("*") if p.suffix in (".h", ".cpp"))
     closure = follow_includes(source.root, library, starts)
-    return VendoredSources(tuple(ref_files), len(closure.added))
+    prunable += [library / "src" / "executorch" / rel for rel in closure.added]
+    return VendoredSources(tuple(ref_files), len(closure.added), tuple(prunable))
 
 
 def _check_models(library: Path, ptes: tuple[Path, ...]) -> None:
@@ -451,6 +462,7 @@ def _provenance(
     applied: dict[str, list[str]],
     plans: list[ExamplePlan],
     tools: tuple[str, ...],
+    pruning: Pruning,
     dtypes: DtypeSelection,
 ) -> Provenance:
     """What the library records, from the steps' results (`library`: its finished src/)."""
@@ -490,6 +502,7 @@ def _provenance(
         example_models=tuple((p.name, p.origin) for p in plans),
         tools=tools,
         ref_files=vendored.ref_files,
+        pruning=pruning,
         patches=tuple(p for p in (*PATCHES, DTYPE_SELECTIVE_BUILD) if p.name in applied),
         flatc_version=schema.flatc_version,
         torch_version=torch_version(),
