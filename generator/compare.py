@@ -93,6 +93,18 @@ def size_rows(report: Mapping[str, Any], base: Mapping[str, Any] | None) -> list
     return rows
 
 
+#: How the size table names the check report's metrics: static = `link_mode=static`, Dynamic =
+#: the board's default `link_mode=dynamic` (generator/check/report.py).
+METRIC_LABELS = {
+    "flash": "flash (static)",
+    "ram": "RAM (static)",
+    "dynamic_flash": "flash (Dynamic)",
+    "dynamic_ram": "RAM (Dynamic)",
+    "arena_used": "arena used",
+    "arena_size": "arena size",
+}
+
+
 def size_table(rows: Sequence[SizeRow], this: str, base: str) -> list[str]:
     """The sizes as table lines: example, metric, this library's bytes, the base's, the change.
 
@@ -104,7 +116,7 @@ def size_table(rows: Sequence[SizeRow], this: str, base: str) -> list[str]:
         (
             [
                 row.example,
-                row.metric,
+                METRIC_LABELS.get(row.metric, row.metric),
                 f"{row.value:,} B",
                 "n/a" if row.base is None else f"{row.base:,} B",
                 signed(row.delta),

@@ -184,7 +184,7 @@ def test_first_release_tags_main_with_an_annotated_bot_tag_and_pushes_only_the_t
     assert "InvalidProgram` (0x23)" in notes
     assert "| Upstream version | `1.5.1` |" in notes
     assert "Kernels registered: **2** (first release)." in notes
-    assert "| AddModel | flash | 100,000 B | n/a | n/a |" in notes
+    assert "| AddModel | flash (static) | 100,000 B | n/a | n/a |" in notes
 
 
 def test_next_release_notes_upgrading_first_then_pin_ops_and_size_deltas(
@@ -230,9 +230,9 @@ def test_next_release_notes_upgrading_first_then_pin_ops_and_size_deltas(
     assert "- removed: `aten::mul.out`" in notes
 
     assert "| Example | Size | 0.3.0 | v0.2.0 | Delta |" in notes
-    assert "| AddModel | flash | 101,500 B | 100,000 B | +1,500 |" in notes
-    assert "| AddModel | ram | 19,000 B | 20,000 B | -1,000 |" in notes
-    assert "| HelloExecuTorch | flash | 50,750 B | 50,000 B | +750 |" in notes
+    assert "| AddModel | flash (static) | 101,500 B | 100,000 B | +1,500 |" in notes
+    assert "| AddModel | RAM (static) | 19,000 B | 20,000 B | -1,000 |" in notes
+    assert "| HelloExecuTorch | flash (static) | 50,750 B | 50,000 B | +750 |" in notes
 
 
 def test_unchanged_pin_and_ops_say_so(lib: Library, remote: Path) -> None:
@@ -244,7 +244,7 @@ def test_unchanged_pin_and_ops_say_so(lib: Library, remote: Path) -> None:
     assert "Re-export" not in notes
     assert "No operator was removed since v0.2.0." in notes
     assert "- no change since v0.2.0" in notes
-    assert "| AddModel | flash | 100,000 B | 100,000 B | ±0 |" in notes
+    assert "| AddModel | flash (static) | 100,000 B | 100,000 B | ±0 |" in notes
 
 
 def test_second_attempt_at_the_same_commit_says_already_released_and_pushes_nothing(

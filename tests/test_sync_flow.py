@@ -87,7 +87,7 @@ def test_first_sync_opens_a_labelled_pr_from_a_bot_commit(
     assert "### Check: passed" in body and "**check passed**" in body
     assert "**AddModel**\n```\n=== AddModel ===\n[2, 3, 4]\n```" in body
     assert "host run" not in body
-    assert "| AddModel | flash | 100,000 B | n/a | n/a |" in body
+    assert "| AddModel | flash (static) | 100,000 B | n/a | n/a |" in body
     assert "Tag the merge commit `v0.2.0`" in body
     assert result.body == body
 
@@ -181,8 +181,8 @@ def test_next_ref_body_shows_compare_link_size_deltas_and_kernel_changes(
     compare = f"https://github.com/pytorch/executorch/compare/{SHA_OLD}...{SHA_NEW}"
     assert f"]({compare})" in body
     assert "**0.3.0** (base: 0.2.0)" in body
-    assert "| AddModel | flash | 104,096 B | 100,000 B | +4,096 |" in body
-    assert "| AddModel | ram | 19,000 B | 20,000 B | -1,000 |" in body
+    assert "| AddModel | flash (static) | 104,096 B | 100,000 B | +4,096 |" in body
+    assert "| AddModel | RAM (static) | 19,000 B | 20,000 B | -1,000 |" in body
     assert "Kernels registered: **3** (base: 2, +1)" in body
     assert "- added: `aten::relu.out`" in body
     assert "**0** added, **0** removed, **6** changed" in body

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from generator.compare import size_table
 from generator.errors import FatalError
 from generator.properties import properties_version
 from generator.sync.body import (
@@ -125,6 +126,30 @@ def test_size_rows_pair_examples_and_metrics_with_the_base() -> None:
     ]
 
 
+def test_the_size_table_shows_static_and_dynamic_sizes_with_deltas() -> None:
+    new = {
+        "examples": [
+            {
+                "example": "AddModel",
+                "sizes": {
+                    "flash": 120_000,
+                    "ram": 9_000,
+                    "dynamic_flash": 180_000,
+                    "dynamic_ram": 190_000,
+                },
+            }
+        ]
+    }
+    base = {"examples": [{"example": "AddModel", "sizes": {"flash": 520_000, "ram": 9_000,
+                                                           "dynamic_flash": 790_000,
+                                                           "dynamic_ram": 800_000}}]}  # fmt: skip
+    lines = size_table(size_rows(new, base), "This PR", "`main`")
+    assert "| AddModel | flash (static) | 120,000 B | 520,000 B | -400,000 |" in lines
+    assert "| AddModel | RAM (static) | 9,000 B | 9,000 B | ±0 |" in lines
+    assert "| AddModel | flash (Dynamic) | 180,000 B | 790,000 B | -610,000 |" in lines
+    assert "| AddModel | RAM (Dynamic) | 190,000 B | 800,000 B | -610,000 |" in lines
+
+
 def facts(**kw: object) -> PullRequestFacts:
     base: dict[str, object] = dict(
         ref="v1.5.1",
@@ -156,7 +181,7 @@ def test_body_has_every_part_of_issue_point_6() -> None:
     assert "Kernels registered: **1** (base: 2, -1)." in body
     assert "- removed: `aten::sub.out`" in body
     assert "**1** added, **0** removed, **2** changed." in body
-    assert "| AddModel | flash | 90 B | 100 B | -10 |" in body
+    assert "| AddModel | flash (static) | 90 B | 100 B | -10 |" in body
     assert "CHECK-REPORT" in body
     assert "- [ ] Tag the merge commit `v1.5.1`" in body
     assert "Flash a board" in body
