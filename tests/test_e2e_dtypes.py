@@ -19,6 +19,7 @@ from et_fixture import FIXTURE_PTE
 from upstream import real_library
 
 from generator.check import run_check
+from generator.errors import FatalError
 from generator.models import check_library_models
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
@@ -79,3 +80,15 @@ def test_dtypes_from_pte_library_runs_add_model(e2e_root: Path, tmp_path: Path) 
     text = models.to_markdown()
     assert "aten::add.out is called with float32 (Float) tensors" in text
     assert "it keeps int8 (Char)" in text
+
+
+def test_a_build_leaving_out_an_examples_dtype_is_refused(e2e_root: Path) -> None:
+    # KeywordSpotting's int8 tensors go through the portable _clone_dim_order.out.
+    with pytest.raises(FatalError) as info:
+        real_library(e2e_root, "main", dtypes=("float32",))
+    message = str(info.value)
+    assert (
+        "  KeywordSpotting: dim_order_ops::_clone_dim_order.out is called with int8 (Char) "
+        "tensors, a dtype the library's kernel was built without (it keeps float32 (Float))"
+    ) in message
+    assert "or the dtypes for a dtype left out (--dtypes-from-pte naming them too)" in message

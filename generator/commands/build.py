@@ -444,7 +444,8 @@ def _check_models(library: Path, ptes: tuple[Path, ...]) -> None:
         + "\n".join(problems)
         + "\nEach line ends with its likely cause. To build anyway: widen the op set "
         "for a missing operator (--ops-from-pte naming every model the library must "
-        "run), leave the example out (--examples), or give it a model that runs here "
+        "run) or the dtypes for a dtype left out (--dtypes-from-pte naming them too), "
+        "leave the example out (--examples), or give it a model that runs here "
         "(--example-pte NAME=FILE)"
     )
 
