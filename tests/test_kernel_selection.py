@@ -35,7 +35,7 @@ struct KernelRuntimeContext {};
 template <typename T> struct Span {
   T* b = nullptr; T* e = nullptr;
   constexpr Span() = default;
-  constexpr Span(T* b_, T* e_) : b(b_), e(e_) {}
+  Span(T* b_, T* e_) : b(b_), e(e_) {}  // not constexpr, as ExecuTorch's
   size_t size() const { return e - b; }
   T* begin() const { return b; }
   T* end() const { return e; }
