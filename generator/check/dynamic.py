@@ -25,6 +25,14 @@ Here the link uses this machine's arm-none-eabi GCC and newlib (the board's: the
 SDK's GCC and picolibc), the check's own core, and our linker script modelled on the
 board's (`arduino_core/board/llext.ld`); the upload file is the stripped ELF plus the
 16-byte header.
+
+The board's link has no `-lc` or `-lgcc` (`extra_ldflags` is `-lstdc++ -lsupc++ -lm` in
+cores 0.54.0 to 0.55.1 and the main line to 2026-06-30; the link here keeps `-lgcc -lc`
+for what the firmware does not export): the C library functions the firmware exports
+stay undefined in the extension and the loader resolves them (`firmware_symbols.py`).
+Here they are defined outside the extension (`--defsym`), so that no newlib or libgcc code
+is kept for them, and those no relocation names are dropped from the upload file after
+stripping.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ import subprocess
 from pathlib import Path
 
 from generator.boards import Board
+from generator.check.firmware_symbols import defsym_flags, provided_functions, strip_unneeded
 from generator.check.link import LinkLine
 from generator.check.sizes import DynamicSizes
 from generator.check.stages import StageResult, Status
@@ -84,8 +93,15 @@ def allocated_sections(elf: Path) -> dict[str, int]:
     return out
 
 
-def dynamic_argv(line: LinkLine, board: Board, out: Path, toolchain: GccToolchain) -> list[str]:
-    """The Dynamic link command (see the module docstring) writing `out`."""
+def dynamic_argv(
+    line: LinkLine,
+    board: Board,
+    out: Path,
+    toolchain: GccToolchain,
+    provided: tuple[str, ...] = (),
+) -> list[str]:
+    """The Dynamic link command (see the module docstring) writing `out`, with the
+    firmware's `provided` functions defined outside the extension."""
     return [
         toolchain.cxx,
         "-Wl,--gc-sections",
@@ -103,6 +119,7 @@ def dynamic_argv(line: LinkLine, board: Board, out: Path, toolchain: GccToolchai
         f"-T{LLEXT_SCRIPT}",
         "-r",
         f"-Wl,-Map,{out.with_suffix('.map')}",
+        *defsym_flags(provided),
         "-o",
         str(out),
     ]
@@ -118,14 +135,22 @@ def dynamic_stage(
 
     Returns:
         the stage result ("dynamic") and the sizes (None when nothing was linked).
+
+    Raises:
+        FatalError: arm-none-eabi-nm, -readelf or -objcopy is missing.
     """
     if line is None:
         return StageResult("dynamic", Status.SKIP, "no gcc-arm objects to link"), None
     out_dir.mkdir(parents=True, exist_ok=True)
     debug_elf = out_dir / f"{name}_debug.elf"
     elf = out_dir / f"{name}.elf"
+    own = [*line.object_files, *([str(line.core_archive)] if line.core_archive else [])]
+    provided = provided_functions(own)
     proc = subprocess.run(
-        dynamic_argv(line, board, debug_elf, GCC_ARM), capture_output=True, text=True, check=False
+        dynamic_argv(line, board, debug_elf, GCC_ARM, provided),
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0 or not debug_elf.is_file():
         log = (proc.stdout + proc.stderr).strip()
@@ -139,6 +164,7 @@ def dynamic_stage(
     )
     if strip.returncode != 0:
         return StageResult("dynamic", Status.FAIL, "strip failed", strip.stderr.strip()), None
+    strip_unneeded(elf, provided)
     sections = allocated_sections(elf)
     sizes = DynamicSizes(
         flash=elf.stat().st_size + SKETCH_HEADER_BYTES,

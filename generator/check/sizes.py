@@ -115,13 +115,22 @@ def _berkeley(path: Path) -> tuple[int, int, int]:
     return text, data, bss
 
 
+def size_elf(binary: Path) -> Path:
+    """Where a toolchain's size link of `binary` goes (`GccToolchain.size_link`):
+    `<stem>_size.elf` beside it."""
+    return binary.with_name(f"{binary.stem}_size.elf")
+
+
 def measure_elf(elf: Path, board: Board) -> Sizes:
-    """Sizes of a linked firmware ELF.
+    """Sizes of a linked firmware ELF, bytes: of its size link (`size_elf(elf)`, the link
+    that takes the C library functions from the board's firmware, as the board's static
+    link does: `firmware_symbols.py`) when the build made one, else of `elf` itself.
 
     Raises:
         FatalError: arm-none-eabi-size is missing or cannot read the file.
     """
-    text, data, bss = _berkeley(elf)
+    sized = size_elf(elf)
+    text, data, bss = _berkeley(sized if sized.is_file() else elf)
     return Sizes(text + data, data + bss, board.flash_bytes, board.ram_bytes, text, data, bss)
 
 

@@ -22,6 +22,7 @@ from typing import Protocol
 
 from generator import package_path
 from generator.boards import UNO_Q, Board
+from generator.check.firmware_symbols import defsym_flags, provided_functions
 from generator.check.link import (
     LinkInputs,
     LinkLine,
@@ -33,6 +34,7 @@ from generator.check.link import (
 )
 from generator.check.objcache import CompileJob, ObjectCache
 from generator.check.plan import BuildPlan, sketch_cpp
+from generator.check.sizes import size_elf
 from generator.errors import FatalError
 
 CORE_DIR = package_path("check", "arduino_core")
@@ -99,6 +101,7 @@ class Build:
     size_report: str = ""
     inputs: LinkInputs | None = None
     line: LinkLine | None = None
+    size_binary: Path | None = None
 
 
 class Toolchain(Protocol):
@@ -143,6 +146,7 @@ class GccToolchain:
     install_hint: str
     variant_sources: tuple[Path, ...] = ()
     ar: str = "ar"
+    size_link: bool = False
 
     def missing(self) -> str | None:
         """Why the compilers cannot be used, or None."""
@@ -215,6 +219,15 @@ class GccToolchain:
         proc = subprocess.run(argv, cwd=out_dir, capture_output=True, text=True, check=False)
         log = "\n".join(s for s in (warnings, proc.stdout.strip(), proc.stderr.strip()) if s)
         ok = proc.returncode == 0 and binary.is_file()
+        size_binary = self._size_link(argv, binary, line) if ok and self.size_link else None
+        if ok and self.size_link and size_binary is None:
+            log = "\n".join(
+                [
+                    log,
+                    f"the size link failed (see {size_elf(binary).with_suffix('.log')}); "
+                    "the static sizes are of the run link, with newlib's C library",
+                ]
+            ).strip()
         if line.lost:
             ok = False
             log = "\n".join([*(lost_message(x) for x in line.lost), log]).strip()
@@ -227,7 +240,28 @@ class GccToolchain:
             reused=reused,
             inputs=inputs,
             line=line,
+            size_binary=size_binary,
         )
+
+    def _size_link(self, argv: list[str], binary: Path, line: LinkLine) -> Path | None:
+        """Link `argv` (the run link writing `binary`) again for its size, into
+        `size_elf(binary)`, with the firmware's functions provided; None when it fails."""
+        out = size_elf(binary)
+        out.unlink(missing_ok=True)
+        own = [*line.object_files, *([str(line.core_archive)] if line.core_archive else [])]
+        # argv ends with "-o BINARY"; the map goes beside the size link.
+        size_argv = [
+            f"-Wl,-Map={out.with_suffix('.map')}" if a.startswith("-Wl,-Map=") else a
+            for a in argv[:-2]
+        ]
+        size_argv += [*defsym_flags(provided_functions(own)), "-o", str(out)]
+        proc = subprocess.run(
+            size_argv, cwd=binary.parent, capture_output=True, text=True, check=False
+        )
+        if proc.returncode != 0 or not out.is_file():
+            (out.parent / f"{out.stem}.log").write_text(proc.stdout + proc.stderr)
+            return None
+        return out
 
     def link_inputs(
         self, plan: BuildPlan, sketch_sources: list[str], objects: list[Path]
@@ -328,6 +362,7 @@ def _gcc_arm(board: Board) -> GccToolchain:
         ),
         install_hint="gcc-arm-none-eabi libnewlib-arm-none-eabi "
         "libstdc++-arm-none-eabi-newlib (Debian packages)",
+        size_link=True,
     )
 
 
