@@ -27,8 +27,9 @@
 #include <optional>
 #include <utility>
 
-// The runtime's last error-level log message (the library's platform layer).
-extern "C" const char* et_arduino_last_error(void);
+// The runtime's last "Missing operator: [i] name" log message, or "" (the
+// library's platform layer).
+extern "C" const char* et_arduino_missing_operator(void);
 
 class ETModel {
  public:
@@ -327,7 +328,7 @@ class ETModel {
         static_cast<unsigned long>(status));
     // An operator the sketch did not register: name it (the runtime logged
     // "Missing operator: [i] name" just before returning OperatorMissing).
-    const char* logged = et_arduino_last_error();
+    const char* logged = et_arduino_missing_operator();
     if (status == executorch::runtime::Error::OperatorMissing && n > 0 &&
         static_cast<size_t>(n) < sizeof(error_) && logged[0] != '\0') {
       snprintf(

@@ -55,12 +55,13 @@ et_tick_ratio_t et_pal_ticks_to_ns_multiplier(void) {
   return {1000, 1};
 }
 
-// The runtime's last error-level message (e.g. "Missing operator: [1]
-// aten::mul.out"), which ETModel adds to its error() text.
-static char last_error[96];
+// The runtime's last "Missing operator: [i] name" message (Method::init logs
+// one per operator it cannot resolve, then a summary), which ETModel adds to
+// its error() text when load_method returns OperatorMissing.
+static char missing_operator[96];
 
-extern "C" const char* et_arduino_last_error(void) {
-  return last_error;
+extern "C" const char* et_arduino_missing_operator(void) {
+  return missing_operator;
 }
 
 // Formats "<level> <file>:<line> <message>" and hands it to et_arduino_log.
@@ -81,8 +82,9 @@ void et_pal_emit_log_message(
       base = p + 1;
     }
   }
-  if (level == kError || level == kFatal) {
-    snprintf(last_error, sizeof(last_error), "%s", message != nullptr ? message : "");
+  if (level == kError && message != nullptr &&
+      strncmp(message, "Missing operator:", 17) == 0) {
+    snprintf(missing_operator, sizeof(missing_operator), "%s", message);
   }
   char text[256];
   snprintf(

@@ -1,0 +1,130 @@
+"""End to end: kernel selection on the library generated from real ExecuTorch main (issue 8).
+
+The examples' model.h files select their models' kernels; these tests read which kernel
+registrations the linked firmware holds (nm of the UNO Q ELF the check builds), run sketches
+on the emulated Cortex-M33, and check that a model.h written for library 0.2.0 (no
+selection) still runs, with every kernel. Runs when the upstream URLs resolve.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator.check import run_check
+from generator.check.compile import compile_example, plan_build
+from generator.check.objcache import ObjectCache
+from generator.check.toolchains import select_toolchain
+from generator.pipeline import BuildResult
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
+import et_pte
+
+pytestmark = pytest.mark.e2e
+
+
+def _registered_in_firmware(library: Path, example: str, tmp_path: Path) -> set[str]:
+    """The kernel registration functions (`et_arduino_register_<op>`) the UNO Q firmware of
+    `example` links (static link, gcc-arm)."""
+    toolchain = select_toolchain("gcc-arm")
+    result = compile_example(
+        toolchain, plan_build(library, example), tmp_path / example, ObjectCache(tmp_path / "o")
+    )
+    assert result.build.ok and result.build.binary is not None, result.build.log
+    nm = subprocess.run(
+        ["arm-none-eabi-nm", str(result.build.binary)], capture_output=True, text=True, check=True
+    ).stdout
+    return set(re.findall(r"\bet_arduino_register_(\w+)$", nm, re.M)) - {"kernels"}
+
+
+def _rewrite_model_h(header: Path, operators: list[str] | None, name: str = "model_pte") -> None:
+    data = et_pte.pte_from_model_h(header.read_text())
+    header.write_text(et_pte.model_h(data, name=name, operators=operators))
+
+
+def test_each_example_links_only_its_models_kernels(real_main: BuildResult, tmp_path: Path) -> None:
+    lib = real_main.out
+    assert "dot_a_linkage=true" in (lib / "library.properties").read_text()
+    # AddModel calls add.out only: no mul, no Cortex-M kernel, no prim op.
+    assert _registered_in_firmware(lib, "AddModel", tmp_path) == {"aten_add_out"}
+    # HelloExecuTorch never loads a method: no kernel at all.
+    assert _registered_in_firmware(lib, "HelloExecuTorch", tmp_path) == set()
+    kws = et_pte.pte_from_model_h((lib / "examples/KeywordSpotting/model.h").read_text())
+    reader = et_pte.load_reader(lib / "extras/tools/pte_schema")
+    program = et_pte.read_program(kws, reader)
+    ops = {c.operator for m in program.methods for c in m.kernel_calls}
+    assert _registered_in_firmware(lib, "KeywordSpotting", tmp_path) == {
+        et_pte.kernel_symbol(op) for op in ops
+    }
+    assert len(real_main.op_set) > len(ops) + 1  # the library holds more than both need
+
+
+def test_two_models_in_one_sketch_register_the_union(
+    real_main: BuildResult, tmp_path: Path
+) -> None:
+    lib = tmp_path / "ExecuTorch"
+    shutil.copytree(real_main.out, lib)
+    sketch = lib / "examples/TwoModels"
+    sketch.mkdir()
+    for example, name in (("AddModel", "add_pte"), ("KeywordSpotting", "kws_pte")):
+        header = sketch / f"{name}.h"
+        shutil.copyfile(lib / "examples" / example / "model.h", header)
+        data = et_pte.pte_from_model_h(header.read_text())
+        ops = {
+            c.operator
+            for m in et_pte.read_program(
+                data, et_pte.load_reader(lib / "extras/tools/pte_schema")
+            ).methods
+            for c in m.kernel_calls
+        }
+        _rewrite_model_h(header, sorted(ops), name=name)
+    (sketch / "TwoModels.ino").write_text(
+        '#include <ETModel.h>\n#include "add_pte.h"\n#include "kws_pte.h"\n'
+        "alignas(16) static uint8_t a1[8 * 1024];\nalignas(16) static uint8_t a2[40 * 1024];\n"
+        "static ETModel add(add_pte, sizeof(add_pte), a1, sizeof(a1));\n"
+        "static ETModel kws(kws_pte, sizeof(kws_pte), a2, sizeof(a2));\n"
+        "void setup() { Serial.begin(115200); add.begin(); kws.begin(); }\n"
+        "void loop() {}\n"
+    )
+    registered = _registered_in_firmware(lib, "TwoModels", tmp_path)
+    alone = _registered_in_firmware(real_main.out, "KeywordSpotting", tmp_path)
+    assert registered == alone | {"aten_add_out"} and "aten_add_out" not in alone
+
+
+def test_a_model_h_of_library_0_2_0_still_runs_with_every_kernel(
+    real_main: BuildResult, tmp_path: Path
+) -> None:
+    lib = tmp_path / "ExecuTorch"
+    shutil.copytree(real_main.out, lib)
+    header = lib / "examples/AddModel/model.h"
+    _rewrite_model_h(header, None)  # the 0.2.0 header: the array only
+    assert "et_arduino" not in header.read_text()
+    registered = _registered_in_firmware(lib, "AddModel", tmp_path)
+    prim = {et_pte.kernel_symbol(op) for op in et_pte.registered_prim_ops(
+        lib / "src/executorch/kernels/prim_ops/register_prim_ops.cpp")}  # fmt: skip
+    ops = {et_pte.kernel_symbol(op) for op in real_main.op_set}
+    assert registered == ops | prim | {"prim_ops"}  # every kernel, and the prim ops table
+    report = run_check(lib, examples=["AddModel"], compiler="gcc-arm")
+    assert report.passed, report.to_markdown()
+    (example,) = report.to_dict()["examples"]
+    selected = run_check(real_main.out, examples=["AddModel"], compiler="gcc-arm", run=False)
+    (small,) = selected.to_dict()["examples"]
+    assert example["sizes"]["flash"] > small["sizes"]["flash"] + 200_000
+
+
+def test_an_operator_the_sketch_did_not_select_is_named_at_load(
+    real_main: BuildResult, tmp_path: Path
+) -> None:
+    lib = tmp_path / "ExecuTorch"
+    shutil.copytree(real_main.out, lib)
+    _rewrite_model_h(lib / "examples/AddModel/model.h", ["aten::mul.out"])
+    report = run_check(lib, examples=["AddModel"], compiler="gcc-arm")
+    assert not report.passed
+    (example,) = report.to_dict()["examples"]
+    output = "\n".join("\n".join(r["last_lines"]) for r in example["runs"])
+    assert "load_method failed (0x14): Missing operator: [0] aten::add.out" in output
