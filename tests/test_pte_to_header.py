@@ -96,7 +96,7 @@ def test_in_a_library_it_validates_against_the_shipped_schema(tmp_path: Path) ->
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.strip() == (
         "model.h: model_pte[54192] from KeywordSpotting.pte; methods forward; selects the kernels "
-            "of 8 operators"
+        "of 8 operators"
     )
     junk = tmp_path / "junk.pte"
     junk.write_bytes(b"not a program at all")
