@@ -335,7 +335,10 @@ def _gcc_arm(board: Board) -> GccToolchain:
         name="gcc-arm",
         cc="arm-none-eabi-gcc",
         cxx="arm-none-eabi-g++",
-        common=(*board.cpu_flags, "-Os", "-ffunction-sections", "-fdata-sections"),
+        # -mlong-calls: the board core compiles sketches and libraries with its llext EDK's
+        # flags (variants/<variant>/llext-edk/Makefile.cflags of arduino/ArduinoCore-zephyr),
+        # which have it in both link modes; every call becomes an indirect one (larger code).
+        common=(*board.cpu_flags, "-Os", "-ffunction-sections", "-fdata-sections", "-mlong-calls"),
         c=("-std=gnu11",),
         # The board core's C++ flags (platform.txt compiler.cpp.flags takes
         # compiler.zephyr.common_cxxflags and common_ldflags): without them a sketch calls
