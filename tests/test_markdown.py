@@ -30,6 +30,6 @@ def test_size_table() -> None:
     assert size_table(rows, "This PR", "`main`") == [
         "| Example | Size | This PR | `main` | Delta |",
         "|---|---|---:|---:|---:|",
-        "| AddModel | flash | 2,048 B | 1,024 B | +1,024 |",
-        "| AddModel | ram | 8 B | n/a | n/a |",
+        "| AddModel | flash (static) | 2,048 B | 1,024 B | +1,024 |",
+        "| AddModel | RAM (static) | 8 B | n/a | n/a |",
     ]
