@@ -147,3 +147,30 @@ def test_model_h_gets_normal_permissions(tmp_path: Path) -> None:
         os.umask(old)
     assert result.returncode == 0, result.stderr
     assert stat.S_IMODE((tmp_path / "model.h").stat().st_mode) == 0o644
+
+
+def test_in_a_library_the_header_selects_the_models_kernels(tmp_path: Path) -> None:
+    lib = installed_library(tmp_path / "ExecuTorch")
+    codegen = lib / "src/executorch/codegen"
+    codegen.mkdir(parents=True)
+    (codegen / "RegisterKernels_aten_add_out.cpp").write_text(
+        'Kernel(\n    "aten::add.out",\n    [](KernelRuntimeContext& c, Span<EValue*> stack) {\n'
+        '        ET_KERNEL_CHECK_MSG(c, stack.size() == 5, InvalidProgram, , "x");\n    }),\n'
+    )
+    script = lib / "extras" / "tools" / "pte_to_header.py"
+    ok = run(script, ADD_MODEL, cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    text = (tmp_path / "model.h").read_text()
+    assert 'extern "C" __attribute__((weak)) void et_arduino_select_aten_add_out(void) {' in text
+    assert "et_arduino_register_aten_add_out();" in text
+    assert et_pte.pte_from_model_h(text) == ADD_MODEL.read_bytes()
+    every = run(script, ADD_MODEL, "-o", "every.h", "--all-kernels", cwd=tmp_path)
+    assert every.returncode == 0, every.stderr
+    assert "every kernel of the library (--all-kernels)" in every.stdout
+    assert "et_arduino" not in (tmp_path / "every.h").read_text()
+    # KeywordSpotting calls operators this library does not register: refused, nothing written.
+    refused = run(script, KEYWORD_SPOTTING, "-o", "kws.h", cwd=tmp_path)
+    assert refused.returncode == 1
+    assert "which this library does not register" in refused.stderr
+    assert "cortex_m::quantized_conv2d.out" in refused.stderr
+    assert not (tmp_path / "kws.h").exists()
