@@ -11,18 +11,19 @@ resolves a symbol still undefined):
 
 - `RegisterKernels_<op>.cpp`: the codegen's kernel table for one operator and
   `et_arduino_register_<op>()` registering it (idempotent). No static initializer.
-- `RegisterPrim_<op>.cpp`: the same function for each prim op, registering ExecuTorch's prim
-  ops table (`register_prim_ops.cpp`, whose static registration becomes
-  `et_arduino_register_prim_ops()`).
-- `SelectDefault_<op>.cpp`: an empty strong `et_arduino_select_<op>()`, linked only when no
-  model.h defines the (weak) selecting one.
+- ExecuTorch's prim ops table (`register_prim_ops.cpp`): its static registration becomes
+  `et_arduino_register_prim_ops()`, and each prim op gets `et_arduino_register_<op>()`
+  registering the table, appended there (one member: the prim ops register together).
 - `KernelSelectionAll.cpp`: `et_arduino_kernels_fallback()` registering every kernel, linked
   only when no model.h defines the (weak, empty) fallback: a model.h from before kernel
   selection keeps working, with the old footprint.
 - `KernelSelection.cpp`: `et_arduino_register_kernels()`, which the runtime calls before its
   first registry lookup (patched into `operator_registry.cpp`'s `get_registered_kernels`): it
-  calls the fallback, then every operator's select function. A sketch that never loads a
-  method never reaches it, so the linker's garbage collection drops every kernel.
+  calls the fallback, then every operator's `et_arduino_select_<op>()`: the model.h's (weak),
+  or else the empty weak default defined here. Sketch objects come before the library on
+  arduino-cli's link line and the linker keeps the first weak definition, so a model.h's
+  wins. A sketch that never loads a method never reaches the hook, so the linker's garbage
+  collection drops every kernel.
 
 The symbol names are `et_pte.kernel_symbol`'s (the shipped tool that writes model.h).
 """
@@ -225,32 +226,22 @@ def apply_kernel_selection(library: Path) -> KernelSelection:
             )
         new += (
             f"\n{_BANNER}\n// The prim ops register when a sketch selects one of them (see\n"
-            "// src/executorch/codegen/KernelSelection.cpp), not at start-up.\n"
+            "// src/executorch/codegen/KernelSelection.cpp), not at start-up; each prim op's\n"
+            "// register function registers the whole table.\n"
             + _register_function(
                 "prim_ops", f"(void){call}torch::executor::function::kernel_span);"
             )
-        )
-        _write(prim_source, new, written, library)
-        for op, sym in prim.items():
-            text = (
-                f"{_BANNER}\n// {op}: one of ExecuTorch's prim ops, registered with all of "
-                "them.\n"
-                f'extern "C" void {PRIM_OPS_FUNCTION}(void);\n'
+            + "".join(
+                f"// {op}\n"
                 f'extern "C" void {et_pte.REGISTER_PREFIX}{sym}(void) {{\n'
                 f"  {PRIM_OPS_FUNCTION}();\n"
                 "}\n"
+                for op, sym in prim.items()
             )
-            _write(codegen / f"RegisterPrim_{sym}.cpp", text, written, library)
+        )
+        _write(prim_source, new, written, library)
 
     every = {**kernels, **prim}
-    for op, sym in every.items():
-        text = (
-            f"{_BANNER}\n// {op} is not selected by any model.h of the sketch: its select "
-            "function\n// does nothing (the linker takes this member only then).\n"
-            f'extern "C" void {et_pte.SELECT_PREFIX}{sym}(void) {{}}\n'
-        )
-        _write(codegen / f"SelectDefault_{sym}.cpp", text, written, library)
-
     declare = "".join(
         f'extern "C" void {et_pte.REGISTER_PREFIX}{s}(void);\n' for s in every.values()
     )
@@ -267,7 +258,12 @@ def apply_kernel_selection(library: Path) -> KernelSelection:
         written,
         library,
     )
-    selects = "".join(f'extern "C" void {et_pte.SELECT_PREFIX}{s}(void);\n' for s in every.values())
+    # Weak, empty defaults: a model.h's weak definition comes first on the link line (sketch
+    # objects precede the library), and the linker keeps the first of two weak definitions.
+    selects = "".join(
+        f'extern "C" __attribute__((weak)) void {et_pte.SELECT_PREFIX}{s}(void) {{}}\n'
+        for s in every.values()
+    )
     select_calls = "".join(f"  {et_pte.SELECT_PREFIX}{s}();\n" for s in every.values())
     _write(
         codegen / "KernelSelection.cpp",

@@ -232,7 +232,7 @@ def test_a_model_calling_only_add_links_no_mul_kernel(archive: Path, tmp_path: P
     assert registered == ["aten::add.out"]
     assert "torch::executor::native::add_out()" in symbols
     assert "native::mul_out" not in symbols and "native::relu_out" not in symbols
-    # The prim ops are not linked; only the empty select function of each unselected op is.
+    # The prim ops are not linked; only the empty (weak) select function of each other op is.
     assert "et_arduino_register_prim_ops" not in symbols and "prim_ops" not in symbols
     assert "et_arduino_register_aten_mul_out" not in symbols
     assert "et_arduino_select_aten_mul_out" in symbols
