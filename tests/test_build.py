@@ -65,11 +65,11 @@ def test_default_build_layout(tmp_path: Path, upstream: Upstream) -> None:
     # Kernels registered are exactly the op set: every Cortex-M op + the default root ops.
     expected_ops = sorted(set(DEFAULT_ROOT_OPS) | FIXTURE_CORTEX_M_OPS)
     codegen = lib / "src/executorch/codegen"
-    registration = "".join(p.read_text() for p in sorted(codegen.glob("RegisterKernels_*.cpp")))
+    registration = (codegen / "RegisterKernelsByOperator.cpp").read_text()
     assert sorted(re.findall(r'Kernel\(\s*"([^"]+)"', registration)) == expected_ops
     assert result.op_set == expected_ops and result.kernel_count == len(expected_ops)
     # The checkout's codegen ran (not an installed wheel's), and only device files were kept;
-    # its registration is split into one archive member per operator (kernel selection).
+    # its registration is split into one table and register function per operator.
     assert "// codegen: fixture checkout codegen" in registration
     symbols = sorted(op.replace("::", "_").replace(".", "_") for op in expected_ops)
     prim_ops = (lib / "src/executorch/kernels/prim_ops/register_prim_ops.cpp").read_text()
@@ -81,12 +81,14 @@ def test_default_build_layout(tmp_path: Path, upstream: Upstream) -> None:
             "NativeFunctions.h",
             "KernelSelection.cpp",
             "KernelSelectionAll.cpp",
-            *(f"RegisterKernels_{s}.cpp" for s in symbols),
+            "RegisterKernelsByOperator.cpp",
         ]
     )
-    add = (codegen / "RegisterKernels_aten_add_out.cpp").read_text()
-    assert re.findall(r'Kernel\(\s*"([^"]+)"', add) == ["aten::add.out"]
-    assert 'extern "C" void et_arduino_register_aten_add_out(void) {' in add
+    for symbol in symbols:
+        assert f"static Kernel kernels_{symbol}[] = {{" in registration
+        assert f'extern "C" void et_arduino_register_{symbol}(void) {{' in registration
+    add = registration[registration.index("static Kernel kernels_aten_add_out[]") :]
+    assert re.findall(r'Kernel\(\s*"([^"]+)"', add[: add.index("};")]) == ["aten::add.out"]
     assert "success_with_kernel_reg" not in registration  # nothing registers at start-up
     # Only registered op sources ship; op_acos.cpp (not selected) and what only it needs do not.
     ops_dir = lib / "src/executorch/kernels/portable/cpu"
@@ -171,7 +173,7 @@ def test_licenses_and_metadata(tmp_path: Path, upstream: Upstream) -> None:
         f"@ {upstream.shas['cmsis']}",
         "kernels registered: 16",
         "prim ops:         3, from src/executorch/kernels/prim_ops/register_prim_ops.cpp",
-        "kernel selection: each operator's registration is an archive member of its own",
+        "kernel selection: each operator has its own kernel table and register function",
         "flatc 24.3.25",
         "src/ content hash: sha256:",
         f"python -m generator build --executorch-ref {upstream.shas['executorch']}",
@@ -612,5 +614,5 @@ def test_codegen_runs_from_the_checkout_with_safe_path(
     # PYTHONSAFEPATH keeps the working directory off sys.path; the checkout must still be used.
     monkeypatch.setenv("PYTHONSAFEPATH", "1")
     result = build(tmp_path)
-    registration = result.out / "src/executorch/codegen/RegisterKernels_aten_add_out.cpp"
+    registration = result.out / "src/executorch/codegen/RegisterKernelsByOperator.cpp"
     assert "// codegen: fixture checkout codegen" in registration.read_text()

@@ -44,7 +44,7 @@ def _assert_library(result: BuildResult) -> None:
     assert any(k.startswith("cortex_m::") for k in kernels)
     # Every op_*.cpp shipped is registered: its kernel function is named in the registration.
     registration = "".join(
-        p.read_text() for p in sorted((lib / CODEGEN_DIR).glob("RegisterKernels_*.cpp"))
+        p.read_text() for p in sorted((lib / CODEGEN_DIR).glob("RegisterKernelsByOperator.cpp"))
     )
     shipped = [f for f in files if re.search(r"/op_[^/]+\.cpp$", f)]
     assert len(shipped) == result.op_sources + sum("cortex_m" in f for f in shipped)

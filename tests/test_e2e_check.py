@@ -86,7 +86,7 @@ def test_argument_count_mismatch_names_both_counts(real_main: BuildResult, tmp_p
     # exported by another ExecuTorch commit.
     lib = tmp_path / "ExecuTorch"
     shutil.copytree(real_main.out, lib)
-    registration = lib / "src/executorch/codegen/RegisterKernels_aten_add_out.cpp"
+    registration = lib / "src/executorch/codegen/RegisterKernelsByOperator.cpp"
     text = registration.read_text()
     start = text.index('"aten::add.out"')
     changed = text[:start] + text[start:].replace("stack.size() == 5", "stack.size() == 6", 1)
