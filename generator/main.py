@@ -43,7 +43,8 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
     ops.add_argument(
         "--all-ops",
         action="store_true",
-        help="register every portable op (about twice the UNO Q's flash)",
+        help="register every portable op (each sketch still links only its model's kernels; "
+        "a model.h without kernel selection links them all: about twice the UNO Q's flash)",
     )
     add_list_option(
         ops,

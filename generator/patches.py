@@ -185,7 +185,8 @@ def _dtype_selective_build(library: Path) -> list[str]:
             "step writes it first (a generator bug)"
         )
     touched = []
-    for path in sorted((library / PORTABLE_OPS_DIR).glob("op_*.cpp")):
+    # *op_*.cpp: unique-object-names renames e.g. op_softmax.cpp to cpu_op_softmax.cpp.
+    for path in sorted((library / PORTABLE_OPS_DIR).glob("*op_*.cpp")):
         text = path.read_text(encoding="utf-8")
         first = re.search(r"^[ \t]*#[ \t]*include\b", text, flags=re.M)
         if first is None:

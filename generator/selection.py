@@ -269,21 +269,28 @@ def apply_kernel_selection(library: Path) -> KernelSelection:
     calls = "".join(f"  {et_pte.REGISTER_PREFIX}{s}();\n" for s in every.values())
     _write(
         codegen / "KernelSelectionAll.cpp",
-        f"{_BANNER}\n// Linked only when no model.h of the sketch selects kernels (a model.h\n"
-        "// from before kernel selection, or pte_to_header.py --all-kernels): then every\n"
-        "// kernel of the library is registered, as before.\n"
+        f"{_BANNER}\n// Linked when no model.h of the sketch selects kernels (a model.h from\n"
+        "// before kernel selection): the fallback registers every kernel, as before; or when\n"
+        "// a model.h registers every kernel (pte_to_header.py --all-kernels, or a program it\n"
+        f"// did not read), through {et_pte.REGISTER_ALL_SYMBOL}().\n"
         + declare
-        + f'extern "C" void {et_pte.FALLBACK_SYMBOL}(void) {{\n'
+        + f'extern "C" void {et_pte.REGISTER_ALL_SYMBOL}(void) {{\n'
         + calls
+        + "}\n"
+        + f'extern "C" void {et_pte.FALLBACK_SYMBOL}(void) {{\n'
+        + f"  {et_pte.REGISTER_ALL_SYMBOL}();\n"
         + "}\n",
         written,
         library,
     )
     # Weak, empty defaults: a model.h's weak definition comes first on the link line (sketch
     # objects precede the library), and the linker keeps the first of two weak definitions.
-    selects = "".join(
-        f'extern "C" __attribute__((weak)) void {et_pte.SELECT_PREFIX}{s}(void) {{}}\n'
-        for s in every.values()
+    selects = (
+        "".join(
+            f'extern "C" __attribute__((weak)) void {et_pte.SELECT_PREFIX}{s}(void) {{}}\n'
+            for s in every.values()
+        )
+        + f'extern "C" __attribute__((weak)) void {et_pte.SELECT_ALL_SYMBOL}(void) {{}}\n'
     )
     select_calls = "".join(f"  {et_pte.SELECT_PREFIX}{s}();\n" for s in every.values())
     _write(
@@ -299,7 +306,10 @@ def apply_kernel_selection(library: Path) -> KernelSelection:
         "    return;\n"
         "  }\n"
         "  done = true;\n"
-        f"  {et_pte.FALLBACK_SYMBOL}();\n" + select_calls + "}\n",
+        f"  {et_pte.FALLBACK_SYMBOL}();\n"
+        + f"  {et_pte.SELECT_ALL_SYMBOL}();\n"
+        + select_calls
+        + "}\n",
         written,
         library,
     )

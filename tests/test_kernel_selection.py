@@ -264,6 +264,24 @@ def test_an_old_style_model_h_registers_every_kernel(archive: Path, tmp_path: Pa
     assert "torch::executor::native::relu_out()" in symbols
 
 
+def test_an_all_kernels_model_h_beside_a_selecting_one_registers_every_kernel(
+    archive: Path, tmp_path: Path
+) -> None:
+    # pte_to_header.py --all-kernels (or a program it did not read) next to a model.h that
+    # selects add only: every kernel registers, not just add.
+    headers = {
+        "model.h": _model_h("aten::add.out"),
+        "other.h": et_pte.model_h(b"\x00", name="other_pte", all_kernels=True),
+    }
+    registered, _ = _link_and_run(archive, tmp_path, headers, loads=True)
+    assert sorted(registered) == [
+        "aten::add.out",
+        "aten::mul.out",
+        "aten::relu.out",
+        "aten::sym_size.int",
+    ]
+
+
 def test_a_sketch_that_never_loads_a_method_links_no_kernel(archive: Path, tmp_path: Path) -> None:
     for header in (_model_h("aten::add.out", "aten::mul.out"), et_pte.model_h(b"\x00")):
         registered, symbols = _link_and_run(archive, tmp_path, {"model.h": header}, loads=False)

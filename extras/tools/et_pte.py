@@ -71,6 +71,7 @@ __all__ = [
     "PteError",
     "RegistrationError",
     "SchemaError",
+    "all_kernels_h",
     "check_backends",
     "check_library",
     "check_model",
@@ -645,6 +646,29 @@ def is_c_identifier(name: str) -> bool:
 REGISTER_PREFIX = "et_arduino_register_"
 SELECT_PREFIX = "et_arduino_select_"
 FALLBACK_SYMBOL = "et_arduino_kernels_fallback"
+#: `et_arduino_select_all_kernels`: what a model.h that cannot or must not select (written with
+#: --all-kernels, or without reading the program) defines (weak), calling the library's
+#: `et_arduino_register_all_kernels` (in the fallback's member): every kernel registers even
+#: beside model.h files that select theirs.
+SELECT_ALL_SYMBOL = "et_arduino_select_all_kernels"
+REGISTER_ALL_SYMBOL = "et_arduino_register_all_kernels"
+
+
+def all_kernels_h() -> list[str]:
+    """The lines of a model.h that registers every kernel of the library (see
+    `SELECT_ALL_SYMBOL`), for a program whose operators are not known (not read, or a sketch
+    that also loads programs from elsewhere)."""
+    return [
+        "// Kernel selection: every kernel of the library (this header does not name its",
+        "// program's operators; see \"Kernel selection\" in the library's README).",
+        "#ifndef ET_ARDUINO_SELECT_ALL_KERNELS",
+        "#define ET_ARDUINO_SELECT_ALL_KERNELS",
+        f'extern "C" void {REGISTER_ALL_SYMBOL}(void);',
+        f'extern "C" __attribute__((weak)) void {SELECT_ALL_SYMBOL}(void) {{',
+        f"  {REGISTER_ALL_SYMBOL}();",
+        "}",
+        "#endif",
+    ]
 
 
 def kernel_symbol(operator: str) -> str:
@@ -705,6 +729,7 @@ def model_h(
     name: str = MODEL_ARRAY,
     source: str = "model.pte",
     operators: Iterable[str] | None = None,
+    all_kernels: bool = False,
 ) -> str:
     """The C++ header text a sketch includes to get the program bytes.
 
@@ -720,7 +745,10 @@ def model_h(
         source: the file name recorded in the banner (one line of text).
         operators: the operators the program's kernel calls use (registry names); the
             header then selects exactly their kernels (`kernel_selection_h`). None: no
-            selection, the library registers every kernel (the header of library 0.2.0).
+            selection, the library registers every kernel unless another model.h of the
+            sketch selects its own (the header of library 0.2.0).
+        all_kernels: instead, register every kernel whatever the other model.h files select
+            (`all_kernels_h`).
 
     Raises:
         ValueError: `name` is not a C identifier, `source` spans lines, `pte_bytes` is
@@ -755,7 +783,9 @@ def model_h(
         lines.append("    " + ", ".join(f"0x{b:02x}" for b in data[i : i + 16]) + ",")
     lines.append("};")
     lines.append(f"const size_t {name}_size = sizeof({name});")
-    if operators is not None:
+    if all_kernels:
+        lines += ["", *all_kernels_h()]
+    elif operators is not None:
         lines += ["", *kernel_selection_h(operators)]
     return "\n".join(lines) + "\n"
 

@@ -6,8 +6,8 @@
 The header declares `alignas(16) const uint8_t model_pte[]` (plain read-only data, kept in
 flash by every Arduino core) and `model_pte_size`, then selects the kernels of the operators
 the program calls: a sketch links and registers only those (see "Kernel selection" in the
-library's README; `--all-kernels` leaves the selection out). When this script sits in a generated
-library, the .pte is first read through the library's program reader (pte_schema/ beside
+library's README; `--all-kernels` registers every kernel instead). When this script sits in a
+generated library, the .pte is first read through the library's program reader (pte_schema/ beside
 this script, generated from extras/schema/), so a file that is not an ExecuTorch program is
 refused instead of silently embedded.
 
@@ -56,14 +56,16 @@ def to_header(buffer: bytes, name: str = et_pte.MODEL_ARRAY, source: str = "a .p
         ValueError: `name` is not a C identifier, `source` spans lines, `buffer` is empty,
             or (with the reader present) `buffer` is not a readable program.
     """
-    operators = None
+    operators = None  # not read: the header registers every kernel
     if DEFAULT_READER.is_dir():
         try:
             program = et_pte.read_program(buffer, et_pte.load_reader(DEFAULT_READER))
         except et_pte.EtPteError as e:
             raise ValueError(f"{source} is not a readable ExecuTorch program: {e}") from None
         operators = sorted({c.operator for m in program.methods for c in m.kernel_calls})
-    return et_pte.model_h(buffer, name=name, source=source, operators=operators)
+    return et_pte.model_h(
+        buffer, name=name, source=source, operators=operators, all_kernels=operators is None
+    )
 
 
 def _not_in_library(operators: list[str], reader: Path) -> list[str]:
@@ -102,15 +104,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-validate",
         action="store_true",
-        help="embed without decoding (then no kernel selection: the library registers every "
-        "kernel)",
+        help="embed without decoding (then the header registers every kernel of the library)",
     )
     parser.add_argument(
         "--all-kernels",
         action="store_true",
-        help="select no kernels in the header: the library registers every kernel it has, as "
-        "before kernel selection (for a sketch that also loads programs not embedded in a "
-        "model.h, e.g. from an SD card)",
+        help="register every kernel of the library, whatever the sketch's other model.h files "
+        "select (for a sketch that also loads programs not embedded in a model.h, e.g. from "
+        "an SD card)",
     )
     args = parser.parse_args(argv)
 
@@ -121,8 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         print(f"error: cannot read {args.pte}: {e}", file=sys.stderr)
         return 1
-    summary = "; no kernel selection (the library registers every kernel)"
+    summary = "; operators not read: registers every kernel of the library"
     operators: list[str] | None = None
+    all_kernels = True
     reader = args.reader or (DEFAULT_READER if DEFAULT_READER.is_dir() else None)
     if reader is not None and not args.no_validate:
         try:
@@ -143,10 +145,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.all_kernels:
             summary = f"; methods {methods}; every kernel of the library (--all-kernels)"
         else:
-            operators = ops
+            operators, all_kernels = ops, False
             summary = f"; methods {methods}; selects the kernels of {len(ops)} operators"
     try:
-        text = et_pte.model_h(data, name=args.name, source=args.pte.name, operators=operators)
+        text = et_pte.model_h(
+            data,
+            name=args.name,
+            source=args.pte.name,
+            operators=operators,
+            all_kernels=all_kernels,
+        )
     except ValueError as e:
         print(f"error: cannot embed {args.pte}: {e}", file=sys.stderr)
         return 1

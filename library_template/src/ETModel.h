@@ -334,8 +334,8 @@ class ETModel {
       snprintf(
           error_ + n,
           sizeof(error_) - static_cast<size_t>(n),
-          ": %s, not registered by this sketch (see Kernel selection in the "
-          "library README)",
+          ": %s; not registered: not selected by the sketch's model.h files, "
+          "or not in this library (extras/tools/check_models.py tells)",
           logged);
     }
     // Out of memory inside the runtime almost always means the arena.
