@@ -14,7 +14,8 @@ Builds, from one ExecuTorch ref and with this checkout's generator:
 
 Each is checked with this checkout's `python -m generator check --no-run` (gcc-arm: the
 static link and the Dynamic link of arduino-cli's recipes) from an empty object cache, so the
-wall time of each check is a cold check. Prints one table (bytes; Dynamic = the .llext the
+wall and CPU time of each check are those of a cold check (CPU: user + system of the check and
+its compilers, steadier than wall time on a busy machine). Prints one table (bytes; Dynamic = the .llext the
 board loads) and the targets with PASS/FAIL; exits 1 when a target is missed.
 Real builds need network access to GitHub, or `GIT_CONFIG_GLOBAL` pointing at mirrors.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -59,22 +61,26 @@ def _build(generator_root: Path, out: Path, ref: str, *extra: str) -> None:
     _run([*argv, "--out", str(out), *extra], cwd=generator_root)
 
 
-def _check(library: Path, work: Path) -> tuple[dict[str, dict[str, int]], float]:
-    """Sizes per example (report `sizes`) and the wall time of a cold `check --no-run`."""
+def _check(library: Path, work: Path) -> tuple[dict[str, dict[str, int]], tuple[float, float]]:
+    """Sizes per example (report `sizes`), and the wall and CPU seconds (the check and its
+    compilers, user + system) of a cold `check --no-run`."""
     report = work / f"{library.name}.json"
     cache = Path(tempfile.mkdtemp(prefix="cache-", dir=work))
     start = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(
         [sys.executable, "-m", "generator", "check", str(library), "--no-run",
          "--compiler", "gcc-arm", "--json", str(report), "--cache-dir", str(cache)],
         cwd=ROOT, capture_output=True, text=True, check=False,
     )  # fmt: skip
     seconds = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     shutil.rmtree(cache, ignore_errors=True)
     if not report.is_file():
         sys.exit(f"check of {library} wrote no report:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
     data: dict[str, Any] = json.loads(report.read_text())
-    return {e["example"]: dict(e.get("sizes", {})) for e in data["examples"]}, seconds
+    return {e["example"]: dict(e.get("sizes", {})) for e in data["examples"]}, (seconds, cpu)
 
 
 def _without_selection(library: Path) -> None:
@@ -121,7 +127,7 @@ def main() -> int:
         libraries[f"baseline {args.baseline}"] = base
 
     results: dict[str, dict[str, dict[str, int]]] = {}
-    times: dict[str, float] = {}
+    times: dict[str, tuple[float, float]] = {}
     for name, library in libraries.items():
         results[name], times[name] = _check(library, work)
 
@@ -135,7 +141,10 @@ def main() -> int:
                 for k in ("flash", "ram", "dynamic_flash", "dynamic_ram")
             ]
             print(f"| {name} | {example} | " + " | ".join(cells) + " |")
-    print("\ncold check --no-run (s): " + ", ".join(f"{n} {t:.0f}" for n, t in times.items()))
+    print(
+        "\ncold check --no-run, wall / CPU seconds: "
+        + ", ".join(f"{n} {w:.0f} / {c:.0f}" for n, (w, c) in times.items())
+    )
     failed = False
     print("\ntargets:")
     for (variant, example, metric), limit in TARGETS.items():
