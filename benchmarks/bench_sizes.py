@@ -14,9 +14,10 @@ Builds, from one ExecuTorch ref and with this checkout's generator:
 
 Each is checked with this checkout's `python -m generator check --no-run` (gcc-arm: the
 static link and the Dynamic link of arduino-cli's recipes) from an empty object cache, so the
-wall and CPU time of each check are those of a cold check (CPU: user + system of the check and
-its compilers, steadier than wall time on a busy machine). Prints one table (bytes; Dynamic = the .llext the
-board loads) and the targets with PASS/FAIL; exits 1 when a target is missed.
+wall and CPU time of each check are those of a cold check (CPU: user + system of the check
+and its compilers, steadier than wall time on a busy machine). Prints one table (bytes;
+Dynamic = the .llext the board loads) and the targets with PASS/FAIL; exits 1 when a target
+is missed.
 Real builds need network access to GitHub, or `GIT_CONFIG_GLOBAL` pointing at mirrors.
 """
 
