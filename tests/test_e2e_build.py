@@ -46,7 +46,7 @@ def _assert_library(result: BuildResult) -> None:
     registration = "".join(
         p.read_text() for p in sorted((lib / CODEGEN_DIR).glob("RegisterKernelsByOperator.cpp"))
     )
-    shipped = [f for f in files if re.search(r"/op_[^/]+\.cpp$", f)]
+    shipped = [f for f in files if re.search(r"/(cpu_)?op_[^/]+\.cpp$", f)]  # cpu_: renamed
     assert len(shipped) == result.op_sources + sum("cortex_m" in f for f in shipped)
     for op_file in shipped:
         text = (lib / op_file).read_text()
