@@ -71,11 +71,14 @@ def test_sync_real_executorch_twice_then_derive_then_refuse(
         compare = f"https://github.com/pytorch/executorch/compare/{first.sha}...{second.sha}"
         assert f"]({compare})" in body2
         assert "**0.3.0** (base: 0.2.0)" in body2
-        # every flash row has a base value and a delta (the base carried its check report)
+        # every flash row, static and Dynamic, has a base value and a delta (the base carried
+        # its check report)
         flash_rows = re.findall(
-            r"^\| (\w+) \| flash \| ([\d,]+) B \| ([\d,]+) B \| (\S+) \|$", body2, re.MULTILINE
+            r"^\| (\w+) \| flash \((?:static|Dynamic)\) \| ([\d,]+) B \| ([\d,]+) B \| (\S+) \|$",
+            body2,
+            re.MULTILINE,
         )
-        assert flash_rows, body2
+        assert len(flash_rows) == 6, body2  # three examples, two link modes
         for _, new, old, delta in flash_rows:
             value = int(new.replace(",", "")) - int(old.replace(",", ""))
             assert delta == ("±0" if value == 0 else f"{value:+,}")
