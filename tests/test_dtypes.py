@@ -346,11 +346,28 @@ def test_patch_includes_the_config_first_in_each_portable_op_source(tmp_path: Pa
     with pytest.raises(FatalError, match="arduino_selective_build_dtype.h is missing"):
         DTYPE_SELECTIVE_BUILD.apply(tmp_path)
     (tmp_path / et_dtypes.SELECTION_CONFIG).write_text(config_header("float32"))
+    # The switch macros, as ExecuTorch writes them (the patch makes the check constant).
+    util = tmp_path / "src/executorch/runtime/core/exec_aten/util/scalar_type_util.h"
+    util.parent.mkdir(parents=True)
+    switch = "  [&] {    \\\n    const char* et_switch_name = NAME;                          \\\n"
+    util.write_text(switch)
+    with pytest.raises(FatalError, match="selective_build.h has no"):
+        DTYPE_SELECTIVE_BUILD.apply(tmp_path)
+    (ops / "op_add.cpp").write_text(license_text + "#include <a.h>\n#include <b.h>\nint x;\n")
+    (ops / "op_mul.cpp").write_text("#include <c.h>\n")
+    util.write_text(switch)
+    check = "  do {    \\\n    if (!should_include_kernel_dtype(et_switch_name, enum_type)) { \\\n"
+    (ops / "selective_build.h").write_text(check)
     touched = DTYPE_SELECTIVE_BUILD.apply(tmp_path)
     assert touched == [
         "src/executorch/kernels/portable/cpu/op_add.cpp",
         "src/executorch/kernels/portable/cpu/op_mul.cpp",
+        "src/executorch/runtime/core/exec_aten/util/scalar_type_util.h",
+        "src/executorch/kernels/portable/cpu/selective_build.h",
     ]
+    assert "constexpr const char* et_switch_name = NAME;" in util.read_text()
+    assert "constexpr bool et_selected =" in (ops / "selective_build.h").read_text()
+    assert "if (!et_selected) {" in (ops / "selective_build.h").read_text()
     include = "#include <executorch/kernels/portable/cpu/arduino_selective_build_dtype.h>\n"
     assert (ops / "op_add.cpp").read_text() == (
         license_text + include + "#include <a.h>\n#include <b.h>\nint x;\n"
