@@ -243,7 +243,8 @@ DTYPE_SELECTIVE_BUILD = Patch(
     "dtype-selective-build",
     "Arduino gives a library no -D flags: each portable op source includes the header that "
     "defines EXECUTORCH_SELECTIVE_BUILD_DTYPE, as ExecuTorch's CMake defines it for the "
-    "portable kernels only.",
+    "portable kernels only; the switch macros' dtype check is made a constant expression, "
+    "so a left-out dtype's code is compiled out at -Os.",
     _dtype_selective_build,
 )
 
