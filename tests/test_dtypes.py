@@ -339,7 +339,7 @@ def test_config_header_defines_the_macro() -> None:
 def test_patch_includes_the_config_first_in_each_portable_op_source(tmp_path: Path) -> None:
     ops = tmp_path / "src/executorch/kernels/portable/cpu"
     ops.mkdir(parents=True)
-    license_text = "/*\n * Copyright (c) Meta Platforms, Inc. and affiliates.\n */\n\n"
+    license_text = "/*\n * A leading comment, as op sources open with their license.\n */\n\n"
     (ops / "op_add.cpp").write_text(license_text + "#include <a.h>\n#include <b.h>\nint x;\n")
     (ops / "op_mul.cpp").write_text("#include <c.h>\n")
     (ops / "scalar_utils.h").write_text("#pragma once\n#include <d.h>\n")
