@@ -125,7 +125,7 @@ def ops_in_pte(pte: Path, reader: Path) -> set[str]:
         FatalError: see `read_program`.
     """
     program = read_program(pte, reader)
-    return {call.operator for m in program.methods for call in m.kernel_calls}
+    return set(program.called_operators)
 
 
 def registered_prim_ops(source: Path) -> dict[str, int]:

@@ -57,7 +57,7 @@ def test_each_example_links_only_its_models_kernels(real_main: BuildResult, tmp_
     kws = et_pte.pte_from_model_h((lib / "examples/KeywordSpotting/model.h").read_text())
     reader = et_pte.load_reader(lib / "extras/tools/pte_schema")
     program = et_pte.read_program(kws, reader)
-    ops = {c.operator for m in program.methods for c in m.kernel_calls}
+    ops = set(program.called_operators)
     assert _registered_in_firmware(lib, "KeywordSpotting", tmp_path) == {
         et_pte.kernel_symbol(op) for op in ops
     }
@@ -75,14 +75,9 @@ def test_two_models_in_one_sketch_register_the_union(
         header = sketch / f"{name}.h"
         shutil.copyfile(lib / "examples" / example / "model.h", header)
         data = et_pte.pte_from_model_h(header.read_text())
-        ops = {
-            c.operator
-            for m in et_pte.read_program(
-                data, et_pte.load_reader(lib / "extras/tools/pte_schema")
-            ).methods
-            for c in m.kernel_calls
-        }
-        _rewrite_model_h(header, sorted(ops), name=name)
+        reader = et_pte.load_reader(lib / "extras/tools/pte_schema")
+        ops = et_pte.read_program(data, reader).called_operators
+        _rewrite_model_h(header, ops, name=name)
     (sketch / "TwoModels.ino").write_text(
         '#include <ETModel.h>\n#include "add_pte.h"\n#include "kws_pte.h"\n'
         "alignas(16) static uint8_t a1[8 * 1024];\nalignas(16) static uint8_t a2[40 * 1024];\n"

@@ -309,6 +309,12 @@ class Program:
         """Full names of every operator any method lists, sorted, without duplicates."""
         return sorted({op.full_name for m in self.methods for op in m.operators})
 
+    @property
+    def called_operators(self) -> list[str]:
+        """Registry names of the operators its kernel calls use ("aten::add.out"), sorted,
+        without duplicates: what a model.h selects (delegate calls need no kernel)."""
+        return sorted({c.operator for m in self.methods for c in m.kernel_calls})
+
 
 def _extended_header(data: bytes) -> ExtendedHeader | None:
     if len(data) < 16 or data[8:12] != b"eh00":

@@ -62,7 +62,7 @@ def to_header(buffer: bytes, name: str = et_pte.MODEL_ARRAY, source: str = "a .p
             program = et_pte.read_program(buffer, et_pte.load_reader(DEFAULT_READER))
         except et_pte.EtPteError as e:
             raise ValueError(f"{source} is not a readable ExecuTorch program: {e}") from None
-        operators = sorted({c.operator for m in program.methods for c in m.kernel_calls})
+        operators = program.called_operators
     return et_pte.model_h(
         buffer, name=name, source=source, operators=operators, all_kernels=operators is None
     )
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         except et_pte.EtPteError as e:
             print(f"error: {args.pte} is not a readable ExecuTorch program: {e}", file=sys.stderr)
             return 1
-        ops = sorted({c.operator for m in program.methods for c in m.kernel_calls})
+        ops = program.called_operators
         missing = _not_in_library(ops, reader)
         if missing:
             print(
