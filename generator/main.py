@@ -146,6 +146,13 @@ def add_check_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser])
         metavar="DIR",
         help="cache root; objects go to DIR/objects (default: the user cache folder)",
     )
+    check.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="keep each example's build folder in DIR/<example> (objects, map files, the "
+        "static ELF, the Dynamic upload file and its loader verdicts) for inspection",
+    )
 
 
 def add_sync_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

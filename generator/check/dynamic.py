@@ -1,50 +1,59 @@
 """The Dynamic stage: link an example the way the board core's `link_mode=dynamic` (the IDE's
-default for the UNO Q) does, and measure it the way its size recipe does.
+default for the UNO Q) does, measure it the way its size recipe does, and judge it the way
+the board's loader would, for every core of `cores.py`.
 
-Source: arduino/ArduinoCore-zephyr `platform.txt` (the release line with
-`build.link_mode`, `gen-rodata-ld` and `zephyr-check-size`):
+Source: arduino/ArduinoCore-zephyr `platform.txt` at the tags of `cores.py`:
 
-- `build.link_command`: `g++ -Wl,--gc-sections -Wl,-z,noexecstack <machine flags>
-  -std=gnu++17 {compiler.zephyr.common_ldflags} {object_files} -Wl,--start-group
-  core.a -lstdc++ -lsupc++ -lm -lgcc -lc -Wl,--end-group {build.link_args.dynamic}`,
-  with `common_ldflags` = `-fno-exceptions -fno-rtti -fno-threadsafe-statics
-  -fno-unwind-tables -fno-use-cxa-atexit -lnosys -nostdlib -Wl,-u,__cxa_allocate_exception`
-  and `build.link_args.dynamic` = `-e main`; the build adds
-  `-T variants/_ldscripts/build-dynamic.ld -r` (`build.link_args.build-dynamic`). The
-  `{object_files}` and the core archive are arduino-cli's (`link.py`).
-- `recipe.hooks.linking.postlink.1`: `strip --strip-debug` of that ELF gives the `.elf`
-  that `zephyr-sketch-tool` wraps into `<sketch>.elf-zsk.bin` (a 16-byte header, then
-  the ELF) for upload.
-- `recipe.size.pattern`: `zephyr-check-size dynamic <config> <upload file> <elf>`, with
-  `recipe.size.regex` `^\\.text\\s+([0-9]+)` = the upload file's length (what the board's
-  flash holds: "Sketch uses N bytes") and `recipe.size.regex.data` `^\\.data\\s+([0-9]+)`
-  = its LLEXT heap use (every allocated section: the loader copies the extension into
-  RAM).
+- `build.link_command`: `g++ -Wl,--gc-sections <machine flags> -std=gnu++17
+  {compiler.zephyr.common_ldflags} {object_files} -Wl,--start-group core.a
+  {compiler.zephyr.extra_ldflags} -Wl,--end-group -e main -T build-dynamic.ld -r`, with
+  `common_ldflags` = `-fno-exceptions -fno-rtti -fno-threadsafe-statics -fno-unwind-tables
+  -fno-use-cxa-atexit -lstdc++ -lsupc++ -lnosys -nostdlib` and `extra_ldflags` =
+  `-lstdc++ -lsupc++` (`-lm` added in 0.54.0): no `-lc`, no `-lgcc`. What the firmware
+  does not export stays undefined, and the loader refuses it.
+- From 0.54.0 the link runs twice: `gen-rodata-ld` reads the first output and writes a script
+  that puts each `.rodata*` section some relocation section targets into `.rodata` and the
+  others into `.llext.rodata.noreloc` (read in place from flash), and the second link uses
+  it. Before, one `.rodata`.
+- `recipe.hooks.linking.postlink.1`: `strip --strip-debug`; `zephyr-sketch-tool` puts a
+  16-byte header before the ELF (`<sketch>.elf-zsk.bin`, what the board's flash holds).
 
-Here the link uses this machine's arm-none-eabi GCC and newlib (the board's: the Zephyr
-SDK's GCC and picolibc), the check's own core, and our linker script modelled on the
-board's (`arduino_core/board/llext.ld`); the upload file is the stripped ELF plus the
-16-byte header.
+The check's link differs from the board's in these ways, each on purpose:
 
-The board's link has no `-lc` or `-lgcc` (`extra_ldflags` is `-lstdc++ -lsupc++ -lm` in
-cores 0.54.0 to 0.55.1 and the main line to 2026-06-30; the link here keeps `-lgcc -lc`
-for what the firmware does not export): the C library functions the firmware exports
-stay undefined in the extension and the loader resolves them (`firmware_symbols.py`).
-Here they are defined outside the extension (`--defsym`), so that no newlib or libgcc code
-is kept for them, and those no relocation names are dropped from the upload file after
-stripping.
+- The core is the check's (`arduino_core/`), plus the wrappers of the core version judged
+  (`CoreFacts.wrapped`: the board core's `cores/arduino/llext_wrappers.c`, here as naked
+  trampolines `movw/movt r12, __real_<f>; bx r12`, what 0.55.1 writes for the AEABI ones).
+- The emulated board's own half (`FIRMWARE_OBJECTS`: vectors, UART, system calls) is the
+  firmware there, as Zephyr is on the board, so it is not linked into the extension; what
+  the check's core calls of it (`BOARD_INTERFACE`) stands in for the Zephyr functions the
+  board core calls, and every verdict takes it as exported.
+- The C library is newlib here, picolibc (0.51.0 to 0.53.1) or newlib-nano (0.54.0 on) of
+  the Zephyr SDK there; `TOOLCHAIN_DIFFERENCES` lists the symbols that difference adds,
+  with the reason, and every verdict takes them as exported.
 """
 
 from __future__ import annotations
 
-import struct
+import hashlib
+import io
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
 from generator.boards import Board
-from generator.check.firmware_symbols import defsym_flags, provided_functions, strip_unneeded
+from generator.check.cores import (
+    CORES,
+    FLASH_BASE,
+    SKETCH_PARTITION,
+    SRAM_BASE,
+    CoreFacts,
+)
 from generator.check.link import LinkLine
-from generator.check.sizes import DynamicSizes
+from generator.check.llext import LoadError, load, short_branches_out
+from generator.check.sizes import CoreVerdict, DynamicSizes
 from generator.check.stages import StageResult, Status
 from generator.check.toolchains import CORE_DIR, GCC_ARM, GccToolchain
 
@@ -63,33 +72,100 @@ COMMON_LDFLAGS = (
     "-nostdlib",
     "-Wl,-u,__cxa_allocate_exception",
 )
-#: `compiler.zephyr.extra_ldflags`, linked in one group with the core archive.
-EXTRA_LDFLAGS = ("-lstdc++", "-lsupc++", "-lm", "-lgcc", "-lc")
 STRIP_TOOL = "arm-none-eabi-strip"
-_SHF_ALLOC = 0x2
-_SHT_NOBITS = 8
+#: The objects of the emulated board's own half: the firmware in the Dynamic mode.
+FIRMWARE_OBJECTS = ("mps2_an505.c.o", "printf_c99.c.o")
+#: What the check's core calls of its board half (board/mps2_an505.c): stand-ins for the
+#: Zephyr functions the board core's Serial, timing and interrupts call, which the board's
+#: firmware exports (Zephyr's own exports, not read here).
+BOARD_INTERFACE = (
+    "arduino_core_write",
+    "delay",
+    "delayMicroseconds",
+    "micros",
+    "millis",
+    "interrupts",
+    "noInterrupts",
+)
+#: Symbols our toolchain's C library adds that the board's would not ask for.
+TOOLCHAIN_DIFFERENCES = {
+    "__assert_func": "newlib's assert(); the board's headers call __assert_no_args, which "
+    "every core exports (FORCE_EXPORT_SYM)",
+    "__errno": "newlib's errno, set by libm's wrappers; the board's C library keeps errno in "
+    "the firmware (picolibc: thread-local; newlib-nano: the firmware's reent)",
+    "_impure_ptr": "newlib's reentrancy structure, reached through stdio macros",
+}
+#: Where the firmware's exports are placed for the verdicts (see cores.SRAM_BASE).
+EXPORTS_BASE = FLASH_BASE + 0x1_0000
+#: Where the verdicts place the heap: the start of SRAM plus the firmware's own globals
+#: (the heap's exact address is the firmware's linker's choice; any SRAM address is as far
+#: from the flash).
+HEAP_BASE = SRAM_BASE + 0x1_0000
 
 
-def allocated_sections(elf: Path) -> dict[str, int]:
-    """Name -> size (bytes) of the sections of a 32-bit little-endian ELF that take memory
-    when loaded (`SHF_ALLOC`), as zephyr-check-size sums them.
+def _exports_map(core: CoreFacts) -> dict[str, int]:
+    """Export name -> representative firmware address (Thumb), for a verdict."""
+    names = sorted({*core.exports, *BOARD_INTERFACE, *TOOLCHAIN_DIFFERENCES})
+    return {name: EXPORTS_BASE + 16 * i + 1 for i, name in enumerate(names)}
 
-    Raises:
-        ValueError: not a 32-bit little-endian ELF.
-    """
-    data = elf.read_bytes()
-    if data[:4] != b"\x7fELF" or data[4] != 1 or data[5] != 1:
-        raise ValueError(f"{elf} is not a 32-bit little-endian ELF")
-    (shoff,) = struct.unpack_from("<I", data, 0x20)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x2E)
-    headers = [struct.unpack_from("<IIIIIIIIII", data, shoff + i * shentsize) for i in range(shnum)]
-    strtab = headers[shstrndx]
-    names = data[strtab[4] : strtab[4] + strtab[5]]
-    out: dict[str, int] = {}
-    for name_at, _type, flags, _addr, _off, size, *_ in headers:
-        if flags & _SHF_ALLOC and size:
-            name = names[name_at : names.index(b"\0", name_at)].decode()
-            out[name] = out.get(name, 0) + size
+
+def wrappers_source(names: tuple[str, ...]) -> str:
+    """Thumb assembly defining each of `names` as a long-call trampoline to `__real_<name>`,
+    each in a section of its own (so the link keeps only those called)."""
+    out = ["\t.syntax unified", "\t.thumb"]
+    for name in names:
+        out += [
+            f"\t.section .text.__llext_wrapper.{name},\"ax\",%progbits",
+            f"\t.global {name}",
+            f"\t.type {name}, %function",
+            "\t.thumb_func",
+            f"{name}:",
+            f"\tmovw r12, #:lower16:__real_{name}",
+            f"\tmovt r12, #:upper16:__real_{name}",
+            "\tbx r12",
+            f"\t.size {name}, . - {name}",
+        ]
+    return "\n".join(out) + "\n"
+
+
+def _wrappers_archive(names: tuple[str, ...], work: Path, toolchain: GccToolchain) -> Path | None:
+    """`names`' trampolines assembled into an archive under `work` (reused by content)."""
+    if not names:
+        return None
+    source = wrappers_source(names)
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    archive = work / f"llext_wrappers-{digest}.a"
+    if archive.is_file():
+        return archive
+    work.mkdir(parents=True, exist_ok=True)
+    asm = work / f"llext_wrappers-{digest}.S"
+    asm.write_text(source, encoding="utf-8")
+    obj = asm.with_suffix(".o")
+    subprocess.run(
+        [toolchain.cc, *GCC_ARM.common[:4], "-c", str(asm), "-o", str(obj)],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run([toolchain.ar, "rcs", str(archive), str(obj)], check=True, capture_output=True)
+    return archive
+
+
+def extension_objects(line: LinkLine) -> list[str]:
+    """The link line's objects without the emulated board's firmware half."""
+    out = []
+    for arg in line.object_files:
+        name = Path(arg).name
+        if name in FIRMWARE_OBJECTS:
+            continue
+        if name == "objs.a" and Path(arg).parent.name == "core":
+            # By-folder archives: the variant's objects; keep those of the core's half.
+            out += [
+                str(p)
+                for p in sorted(Path(arg).parent.glob("*.o"))
+                if p.name not in FIRMWARE_OBJECTS
+            ]
+            continue
+        out.append(arg)
     return out
 
 
@@ -98,10 +174,17 @@ def dynamic_argv(
     board: Board,
     out: Path,
     toolchain: GccToolchain,
-    provided: tuple[str, ...] = (),
+    *,
+    wrappers: Path | None = None,
+    libm: bool = True,
+    scripts: tuple[Path, ...] = (),
 ) -> list[str]:
-    """The Dynamic link command (see the module docstring) writing `out`, with the
-    firmware's `provided` functions defined outside the extension."""
+    """The Dynamic link command (see the module docstring) writing `out`.
+
+    Args:
+        wrappers: the core's libc wrappers (an archive), first in the group; libm: link
+        `-lm` (cores 0.54.0 on); scripts: the read-only data script(s) before ours.
+    """
     return [
         toolchain.cxx,
         "-Wl,--gc-sections",
@@ -109,76 +192,205 @@ def dynamic_argv(
         *board.cpu_flags,
         "-std=gnu++17",
         *COMMON_LDFLAGS,
-        *line.object_files,
+        *extension_objects(line),
         "-Wl,--start-group",
+        *([str(wrappers)] if wrappers else []),
         *([str(line.core_archive)] if line.core_archive else []),
-        *EXTRA_LDFLAGS,
+        "-lstdc++",
+        "-lsupc++",
+        *(["-lm"] if libm else []),
         "-Wl,--end-group",
         "-e",
         "main",
+        *(f"-T{s}" for s in scripts),
         f"-T{LLEXT_SCRIPT}",
         "-r",
         f"-Wl,-Map,{out.with_suffix('.map')}",
-        *defsym_flags(provided),
         "-o",
         str(out),
     ]
 
 
-def dynamic_stage(
-    line: LinkLine | None, board: Board, out_dir: Path, name: str
-) -> tuple[StageResult, DynamicSizes | None]:
-    """Link `line` (the gcc-arm build's staged objects) as a loadable extension and judge it.
-
-    Fails when the link fails, or when the upload file is larger than the board's flash
-    (the summary gives the overflow in bytes). The RAM figure is reported, not judged.
-
-    Returns:
-        the stage result ("dynamic") and the sizes (None when nothing was linked).
+def rodata_split_script(elf: Path) -> str:
+    """What `gen-rodata-ld` writes for the first link's output `elf`: each `.rodata*`
+    section a relocation section targets into `.rodata`, the others into
+    `.llext.rodata.noreloc`.
 
     Raises:
-        FatalError: arm-none-eabi-nm, -readelf or -objcopy is missing.
+        ValueError: `elf` is not an ELF file.
     """
-    if line is None:
-        return StageResult("dynamic", Status.SKIP, "no gcc-arm objects to link"), None
-    out_dir.mkdir(parents=True, exist_ok=True)
-    debug_elf = out_dir / f"{name}_debug.elf"
-    elf = out_dir / f"{name}.elf"
-    own = [*line.object_files, *([str(line.core_archive)] if line.core_archive else [])]
-    provided = provided_functions(own)
-    proc = subprocess.run(
-        dynamic_argv(line, board, debug_elf, GCC_ARM, provided),
-        capture_output=True,
-        text=True,
-        check=False,
+    try:
+        with elf.open("rb") as f:
+            parsed = ELFFile(io.BytesIO(f.read()))
+            sections = list(parsed.iter_sections())
+    except ELFError as e:
+        raise ValueError(f"{elf}: {e}") from None
+    targeted = {
+        s.header.sh_info for s in sections if s.header.sh_type in ("SHT_REL", "SHT_RELA")
+    }
+    with_relocs, without = [], []
+    for index, section in enumerate(sections):
+        if section.name.startswith(".rodata"):
+            (with_relocs if index in targeted else without).append(section.name)
+
+    def rule(names: list[str]) -> str:
+        return " ".join(f"*({name})" for name in names)
+
+    return (
+        "SECTIONS\n{\n"
+        f"  .rodata : {{ {rule(with_relocs)} }}\n"
+        f"  .llext.rodata.noreloc : {{ {rule(without)} }}\n"
+        "}\n"
     )
-    if proc.returncode != 0 or not debug_elf.is_file():
-        log = (proc.stdout + proc.stderr).strip()
-        tail = "\n".join(log.splitlines()[-40:])
-        return StageResult("dynamic", Status.FAIL, "Dynamic link failed", tail), None
+
+
+MERGED_RODATA = "SECTIONS\n{\n  .rodata : { *(.rodata .rodata.* .rodata1) }\n}\n"
+
+
+@dataclass(frozen=True)
+class _Flavour:
+    """What makes two cores' links differ."""
+
+    wrapped: tuple[str, ...]
+    rodata_split: bool
+    libm: bool
+
+
+def _link(
+    line: LinkLine, board: Board, out_dir: Path, name: str, flavour: _Flavour
+) -> tuple[Path | None, str]:
+    """Link and strip one flavour; (the upload ELF, "") or (None, the log)."""
+    tag = hashlib.sha256(repr(flavour).encode()).hexdigest()[:8]
+    work = out_dir / f"link-{tag}"
+    work.mkdir(parents=True, exist_ok=True)
+    wrappers = _wrappers_archive(flavour.wrapped, out_dir, GCC_ARM)
+    debug = work / f"{name}_debug.elf"
+    if flavour.rodata_split:
+        temp = work / f"{name}_temp.elf"
+        argv = dynamic_argv(line, board, temp, GCC_ARM, wrappers=wrappers, libm=flavour.libm)
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            return None, (proc.stdout + proc.stderr).strip()
+        script = work / "rodata_split.ld"
+        script.write_text(rodata_split_script(temp), encoding="utf-8")
+    else:
+        script = work / "rodata.ld"
+        script.write_text(MERGED_RODATA, encoding="utf-8")
+    argv = dynamic_argv(
+        line, board, debug, GCC_ARM, wrappers=wrappers, libm=flavour.libm, scripts=(script,)
+    )
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if proc.returncode != 0 or not debug.is_file():
+        return None, (proc.stdout + proc.stderr).strip()
+    elf = work / f"{name}.elf"
     strip = subprocess.run(
-        [STRIP_TOOL, "--strip-debug", str(debug_elf), "-o", str(elf)],
+        [STRIP_TOOL, "--strip-debug", str(debug), "-o", str(elf)],
         capture_output=True,
         text=True,
         check=False,
     )
     if strip.returncode != 0:
-        return StageResult("dynamic", Status.FAIL, "strip failed", strip.stderr.strip()), None
-    strip_unneeded(elf, provided)
-    sections = allocated_sections(elf)
+        return None, strip.stderr.strip()
+    return elf, ""
+
+
+def judge(elf: bytes, core: CoreFacts) -> CoreVerdict:
+    """The loader's verdict on the upload ELF `elf` for `core` (see `llext.load`)."""
+    short = len(short_branches_out(elf))
+    try:
+        loaded = load(
+            elf,
+            heap_bytes=core.heap_bytes,
+            exports=_exports_map(core),
+            heap_base=HEAP_BASE,
+            storage_base=SKETCH_PARTITION,
+            storage_writable=core.storage_writable,
+            rodata_split=core.rodata_split,
+        )
+    except LoadError as e:
+        peak = _peak_without_limit(elf, core)
+        return CoreVerdict(
+            core.version, core.pinned, False, core.heap_bytes, peak, e.errno, tuple(e.log), short
+        )
+    return CoreVerdict(
+        core.version, core.pinned, True, core.heap_bytes, loaded.peak_bytes, 0, (), short
+    )
+
+
+def _peak_without_limit(elf: bytes, core: CoreFacts) -> int | None:
+    """What the load would take on a heap without limit (None when it fails otherwise)."""
+    try:
+        loaded = load(
+            elf,
+            heap_bytes=16 << 20,
+            exports={},
+            heap_base=HEAP_BASE,
+            storage_base=SKETCH_PARTITION,
+            storage_writable=core.storage_writable,
+            rodata_split=core.rodata_split,
+            link=False,
+        )
+    except LoadError:
+        return None
+    return loaded.peak_bytes
+
+
+def dynamic_stage(
+    line: LinkLine | None,
+    board: Board,
+    out_dir: Path,
+    name: str,
+    cores: tuple[CoreFacts, ...] = CORES,
+) -> tuple[StageResult, DynamicSizes | None]:
+    """Link `line` (the gcc-arm build's staged objects) as a loadable extension for each
+    core of `cores`, and judge it as that core's loader would.
+
+    Fails when a link fails, when the upload file for the pinned core is larger than the
+    board's flash, or when the pinned core's loader refuses it (undefined symbol, a
+    relocation it cannot apply, a heap too small: the log says which). The other cores'
+    verdicts are reported, not judged.
+
+    Returns:
+        the stage result ("dynamic") and the sizes (None when nothing was linked); the
+        sizes' `ram` is the pinned core's heap peak, `verdicts` one per core.
+
+    Raises:
+        FatalError: arm-none-eabi-gcc or -strip is missing.
+    """
+    if line is None:
+        return StageResult("dynamic", Status.SKIP, "no gcc-arm objects to link"), None
+    out_dir.mkdir(parents=True, exist_ok=True)
+    verdicts: list[CoreVerdict] = []
+    links: dict[_Flavour, tuple[Path | None, str]] = {}
+    pinned_elf: Path | None = None
+    for core in cores:
+        flavour = _Flavour(core.wrapped, core.rodata_split, core.links_libm)
+        if flavour not in links:
+            links[flavour] = _link(line, board, out_dir, name, flavour)
+        elf, log = links[flavour]
+        if elf is None:
+            tail = "\n".join(log.splitlines()[-40:])
+            return StageResult("dynamic", Status.FAIL, f"Dynamic link failed ({core.version})",
+                               tail), None  # fmt: skip
+        verdicts.append(judge(elf.read_bytes(), core))
+        if core.pinned or pinned_elf is None:
+            pinned_elf = elf
+    assert pinned_elf is not None
+    upload = out_dir / f"{name}.elf"
+    upload.write_bytes(pinned_elf.read_bytes())
+    pinned = next((v for v in verdicts if v.pinned), verdicts[-1])
     sizes = DynamicSizes(
-        flash=elf.stat().st_size + SKETCH_HEADER_BYTES,
-        ram=sum(sections.values()),
+        flash=upload.stat().st_size + SKETCH_HEADER_BYTES,
+        ram=pinned.peak_bytes or 0,
         flash_max=board.flash_bytes,
-        text=sections.get(".text", 0),
-        rodata=sections.get(".rodata", 0),
-        data=sections.get(".data", 0),
-        bss=sections.get(".bss", 0),
+        verdicts=tuple(verdicts),
     )
     summary = (
         f"upload file {sizes.flash:,} B ({sizes.flash * 100 // board.flash_bytes}% of "
-        f"{board.flash_bytes:,}), loaded into RAM: {sizes.ram:,} B"
+        f"{board.flash_bytes:,}); {pinned.summary()}"
     )
+    details = "\n".join(f"- {v.summary()}" for v in verdicts)
+    refused = [v for v in verdicts if v.pinned and not v.loaded]
     if sizes.overflow:
         return (
             StageResult(
@@ -186,7 +398,11 @@ def dynamic_stage(
                 Status.FAIL,
                 f"does not fit {board.name} when linked Dynamic: flash overflowed by "
                 f"{sizes.overflow:,} bytes ({summary})",
+                details,
             ),
             sizes,
         )
-    return StageResult("dynamic", Status.PASS, summary), sizes
+    if refused:
+        log = "\n".join(refused[0].log[-20:])
+        return StageResult("dynamic", Status.FAIL, summary, f"{details}\n\n{log}"), sizes
+    return StageResult("dynamic", Status.PASS, summary, details), sizes

@@ -68,30 +68,87 @@ class Sizes:
 
 
 @dataclass(frozen=True)
+class CoreVerdict:
+    """What one core's loader does with an example's Dynamic upload file.
+
+    Attributes:
+        core: the core version (`cores.CoreFacts.version`); pinned: the workflows' core.
+        loaded: True when the loader accepts it; heap_bytes: that core's LLEXT heap;
+        peak_bytes: heap bytes the load takes at its peak (None when it fails before the
+        heap is the question); errno: the error (positive; 0 when loaded); log: the
+        loader's log lines on the board's UART; short_branches: short-branch relocations
+        to symbols outside the extension (the firmware's).
+    """
+
+    core: str
+    pinned: bool
+    loaded: bool
+    heap_bytes: int
+    peak_bytes: int | None
+    errno: int = 0
+    log: tuple[str, ...] = ()
+    short_branches: int = 0
+
+    @property
+    def free_percent(self) -> int | None:
+        """Heap left at the peak, integer percent (None when unknown)."""
+        if self.peak_bytes is None:
+            return None
+        return (self.heap_bytes - self.peak_bytes) * 100 // self.heap_bytes
+
+    def summary(self) -> str:
+        """One line: `core 0.55.0: loads, 80,000 of 131,072 B heap (38% free)`."""
+        heap = f"{self.heap_bytes // 1024} KiB heap"
+        need = f"{self.peak_bytes:,} B of the {heap}" if self.peak_bytes is not None else heap
+        if self.loaded:
+            return f"core {self.core}: loads, {need} ({self.free_percent}% free)"
+        first = next(
+            (line for line in self.log if "Failed to" not in line and "Could not" not in line),
+            self.log[-1] if self.log else "",
+        )
+        return f"core {self.core}: refused, rc -{self.errno} ({first}); needs {need}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "core": self.core,
+            "pinned": self.pinned,
+            "loaded": self.loaded,
+            "heap_bytes": self.heap_bytes,
+            "peak_bytes": self.peak_bytes,
+            "errno": self.errno,
+            "log": list(self.log),
+            "short_branches": self.short_branches,
+        }
+
+
+@dataclass(frozen=True)
 class DynamicSizes:
     """What a Dynamic link gives, bytes.
 
     Attributes:
         flash: the upload file (stripped ELF + header): what the board's flash holds and
             what arduino-cli reports as "Sketch uses".
-        ram: the LLEXT heap the loaded extension takes (every allocated section).
+        ram: the LLEXT heap the pinned core's loader takes at its peak (`llext.py`'s
+            measure: every region it copies, metadata, chunk headers and alignment).
         flash_max: the board's flash budget.
-        text, rodata, data, bss: the extension's sections (init/fini arrays and the export
-            table are in `ram` only).
+        verdicts: one per core of `cores.py`, oldest first.
     """
 
     flash: int
     ram: int
     flash_max: int = 0
-    text: int = 0
-    rodata: int = 0
-    data: int = 0
-    bss: int = 0
+    verdicts: tuple[CoreVerdict, ...] = ()
 
     @property
     def overflow(self) -> int:
         """Bytes over the flash budget (0 when it fits)."""
         return max(self.flash - self.flash_max, 0)
+
+    @property
+    def pinned(self) -> CoreVerdict | None:
+        """The pinned core's verdict."""
+        return next((v for v in self.verdicts if v.pinned), None)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (bytes)."""
@@ -99,10 +156,7 @@ class DynamicSizes:
             "flash_bytes": self.flash,
             "ram_bytes": self.ram,
             "flash_max_bytes": self.flash_max,
-            "text": self.text,
-            "rodata": self.rodata,
-            "data": self.data,
-            "bss": self.bss,
+            "verdicts": [v.to_dict() for v in self.verdicts],
         }
 
 

@@ -17,6 +17,7 @@ with the Markdown and JSON forms; `sync` runs it on the regenerated library.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -78,6 +79,26 @@ def _append_summary(path: str, markdown: str) -> None:
         ) from None
 
 
+def _temporary() -> tempfile.TemporaryDirectory[str]:
+    return tempfile.TemporaryDirectory(prefix="check-")
+
+
+def _keep_dir(path: Path) -> Path:
+    """`--keep DIR`, resolved and created before anything runs.
+
+    Raises:
+        FatalError: DIR is a file, or it cannot be created.
+    """
+    path = path.resolve()
+    if path.exists() and not path.is_dir():
+        raise FatalError(f"--keep {path} is a file; pass a folder (it is created)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise FatalError(f"--keep {path}: cannot create it ({e}); pass a writable folder") from None
+    return path
+
+
 def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
     """SIGTERM: end like Ctrl-C does, through the error handler, killing what runs."""
     stop_children()
@@ -105,6 +126,7 @@ def check(args: argparse.Namespace) -> int:
     if json_path is not None and json_path.is_dir():
         raise FatalError(f"--json {json_path} is a folder; pass a file name")
     cache_dir = args.cache_dir.resolve() if args.cache_dir else None
+    keep = _keep_dir(args.keep) if getattr(args, "keep", None) else None
     lint = lint_library(args.library)
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm) if main_thread else None
@@ -115,6 +137,7 @@ def check(args: argparse.Namespace) -> int:
             compiler=args.compiler,
             run=not args.no_run,
             cache_dir=cache_dir,
+            keep=keep,
         )
     finally:
         if main_thread:
@@ -138,6 +161,7 @@ def run_check(
     run: bool = True,
     cache_dir: Path | None = None,
     board: Board = UNO_Q,
+    keep: Path | None = None,
 ) -> CheckReport:
     """Check the examples of the generated library at `library` (stages 1-5).
 
@@ -149,6 +173,8 @@ def run_check(
         cache_dir: cache root; objects go to `<cache_dir>/objects` (default: the user
             cache folder's `executorch-arduino/objects`).
         board: the target's budgets.
+        keep: a folder to keep each example's build folder in (`keep/<example>/`);
+            None: they go to a temporary folder that is removed at the end.
 
     Returns:
         the report; `.passed` is True only when every selected example passed every
@@ -194,10 +220,11 @@ def run_check(
     report.model_check = model
     report.errors += errors
 
-    with tempfile.TemporaryDirectory(prefix="check-") as tmp:
+    with contextlib.ExitStack() as stack:
+        work = keep if keep is not None else Path(stack.enter_context(_temporary()))
         for name in names:
             report.examples.append(
-                _check_example(library, name, toolchain, board, run, cache, Path(tmp))
+                _check_example(library, name, toolchain, board, run, cache, work)
             )
     cache.clear_temporaries()
     report.cache = cache.stats

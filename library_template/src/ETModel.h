@@ -7,6 +7,10 @@
 //   alignas(16) static uint8_t arena[8 * 1024];
 //   static ETModel model(model_pte, sizeof(model_pte), arena, sizeof(arena));
 //
+// A large arena is better taken from malloc (see the KeywordSpotting example):
+// in the Dynamic link mode the board's loader copies static arrays into its
+// LLEXT heap (128 KiB on cores before mid-2026); malloc uses the firmware's.
+//
 //   if (!model.begin()) Serial.println(model.error());
 //   model.setInput(0, values, 3);
 //   if (!model.run()) Serial.println(model.error());

@@ -11,3 +11,17 @@ int main(void) {
   for (;;) loop();
   return 0;
 }
+
+#if defined(__arm__)
+/* The board core's `LL_EXTENSION_SYMBOL(main)` (cores/arduino/main.cpp): `main` in the
+ * extension's export table, where the board's loader looks it up (a Zephyr
+ * `struct llext_const_symbol`: name, address). A static link keeps it as plain data. */
+extern "C" {
+struct arduino_core_export {
+  const char* name;
+  const void* address;
+};
+__attribute__((section(".exported_sym"), used)) const arduino_core_export
+    arduino_core_export_main = {"main", reinterpret_cast<const void*>(&main)};
+}
+#endif

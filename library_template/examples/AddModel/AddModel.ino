@@ -5,15 +5,21 @@
 // computes x + 1 on three floats, so [1, 2, 3] must come back as [2, 3, 4].
 
 #include <ETModel.h>
+#include <stdlib.h>
 
 #include "model.h"
 
 // Everything the method needs at run time (its state and its intermediate
 // tensors) comes from this arena. If it is too small, begin() fails and says
 // so; the "Arena:" line shows how much of it the model really takes.
-alignas(16) static uint8_t arena[8 * 1024];
+// The arena comes from malloc, not a static array: in the Dynamic link mode
+// (the IDE's default) the board's loader copies a sketch's static data into its
+// LLEXT heap (128 KiB on cores before mid-2026), while malloc takes from the
+// firmware's own C heap. If malloc fails, begin() says the arena is too small.
+static const size_t kArenaBytes = 8 * 1024;
+static uint8_t* const arena = static_cast<uint8_t*>(malloc(kArenaBytes));
 
-static ETModel model(model_pte, sizeof(model_pte), arena, sizeof(arena));
+static ETModel model(model_pte, sizeof(model_pte), arena, arena ? kArenaBytes : 0);
 
 static const float kInput[] = {1.0f, 2.0f, 3.0f};
 

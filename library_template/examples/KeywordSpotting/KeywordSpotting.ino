@@ -7,6 +7,7 @@
 // The model scores twelve classes: silence, unknown and ten keywords.
 
 #include <ETModel.h>
+#include <stdlib.h>
 
 #include <cstring>
 
@@ -27,9 +28,14 @@ static const size_t kLabelCount = sizeof(kLabels) / sizeof(kLabels[0]);
 // 28 KB fails load_method with 0x21. Bigger is not free either: the Zephyr
 // core keeps its own stack and heap in the same 256 KB of RAM, so only grow
 // this if begin() asks for it.
-alignas(16) static uint8_t arena[40 * 1024];
+// The arena comes from malloc, not a static array: in the Dynamic link mode
+// (the IDE's default) the board's loader copies a sketch's static data into its
+// LLEXT heap (128 KiB on cores before mid-2026), while malloc takes from the
+// firmware's own C heap. If malloc fails, begin() says the arena is too small.
+static const size_t kArenaBytes = 40 * 1024;
+static uint8_t* const arena = static_cast<uint8_t*>(malloc(kArenaBytes));
 
-static ETModel model(model_pte, sizeof(model_pte), arena, sizeof(arena));
+static ETModel model(model_pte, sizeof(model_pte), arena, arena ? kArenaBytes : 0);
 
 // The runtime's own log lines (why a load failed, in its words).
 extern "C" void et_arduino_log(const char* line) {
