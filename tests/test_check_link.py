@@ -19,7 +19,8 @@ import pytest
 from check_fixtures import needs_tools, write_library
 
 from generator.boards import UNO_Q
-from generator.check.dynamic import SKETCH_HEADER_BYTES, allocated_sections, dynamic_stage
+from generator.check.cores import CORES
+from generator.check.dynamic import SKETCH_HEADER_BYTES, dynamic_stage
 from generator.check.link import (
     MAX_OBJECT_LIST_CHARS,
     LibraryLinkage,
@@ -130,10 +131,21 @@ def test_archive_leaves_out_unreferenced_members_and_constructors_keep_callees(
         assert ("orphan_marker" in names) is (not dot_a), elf
 
 
+#: `main` in the extension's export table, where the board's loader looks it up (the core's
+#: `LL_EXTENSION_SYMBOL(main)`).
+EXPORT_MAIN = """\
+struct export_entry { const char *name; const void *address; };
+__attribute__((section(".exported_sym"), used))
+const struct export_entry export_main = {"main", (const void *)main};
+"""
+
+
 def _inputs(tmp_path: Path, dot_a: bool) -> LinkInputs:
     objs = tmp_path / "objs"
     objs.mkdir()
-    sketch = _compile(objs, "S.c", "int used(void);\nint main(void) { return used(); }\n")
+    sketch = _compile(
+        objs, "S.c", "int used(void);\nint main(void) { return used(); }\n" + EXPORT_MAIN
+    )
     used = _compile(objs, "used.c", "int used(void) { return 7; }\n")
     orphan = _compile(
         objs,
@@ -218,7 +230,11 @@ def test_the_dynamic_stage_fails_with_the_overflow_in_bytes(tmp_path: Path) -> N
     elf = tmp_path / "fits/S.elf"
     # The upload file: the stripped ELF and zephyr-sketch-tool's 16-byte header.
     assert sizes.flash == elf.stat().st_size + SKETCH_HEADER_BYTES
-    assert sizes.ram == sum(allocated_sections(elf).values())
+    # RAM: what the pinned core's loader takes from its heap, judged for every core.
+    assert sizes.pinned is not None and sizes.pinned.loaded
+    assert sizes.pinned.peak_bytes is not None
+    assert 0 < sizes.ram == sizes.pinned.peak_bytes < 4_000
+    assert len(sizes.verdicts) == len(CORES)
     assert sizes.overflow == 0 and sizes.flash_max == 786_432
     assert f"upload file {sizes.flash:,} B" in stage.summary
 

@@ -34,6 +34,7 @@ what an allocation takes). What this model follows:
 from __future__ import annotations
 
 import io
+import itertools
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -297,7 +298,7 @@ def load(
         raise fail(ENOEXEC, f"Unsupported ELF file type {_etype(header.e_type):x}")
     if header.e_shentsize != 40:
         raise fail(ENOEXEC, f"Invalid section header size {header.e_shentsize}")
-    sections = list(elf.iter_sections())
+    sections: list[Any] = list(elf.iter_sections())
     heap = _Heap(heap_base, heap_bytes)
     if heap.alloc("struct llext", LLEXT_STRUCT_BYTES, 4) is None:
         raise fail(ENOMEM, "Not enough memory for extension metadata")
@@ -353,6 +354,17 @@ def load(
         region.size += region.prepad
     for index, kind in section_region.items():
         section_offset[index] = sections[index].header.sh_offset - regions[kind].offset
+    spans = sorted(
+        (r.offset, r.offset + r.size, r.name) for r in regions.values() if not r.nobits and r.size
+    )
+    for (first, end, name), (start, stop, other) in itertools.pairwise(spans):
+        if start < end:
+            raise fail(
+                ENOEXEC,
+                f"Region {_index(name)} ELF file range ({first:#x}-{end:#x}) overlaps with "
+                f"{_index(other)} ({start:#x}-{stop:#x})",
+                "Failed to map ELF sections, ret -8",
+            )
     for section in sections:
         if section.header.sh_type in (_SHT_REL, _SHT_RELA):
             target = section_region.get(section.header.sh_info)
@@ -409,6 +421,11 @@ def load(
     )
 
 
+def _index(region: str) -> int:
+    """The region's `enum llext_mem` value (the split-out rodata: after the others)."""
+    return REGIONS.index(region) if region in REGIONS else len(REGIONS)
+
+
 def _etype(name: str) -> int:
     return {"ET_NONE": 0, "ET_REL": 1, "ET_EXEC": 2, "ET_DYN": 3, "ET_CORE": 4}.get(name, 0)
 
@@ -446,10 +463,10 @@ def _place(
             continue
         got = heap.alloc(name, region.size, region.align)
         if got is None:
-            index = REGIONS.index(name) if name in REGIONS else len(REGIONS)
             raise fail(
                 ENOMEM,
-                f"Failed allocating {region.size} bytes {region.align}-aligned for region {index}",
+                f"Failed allocating {region.size} bytes {region.align}-aligned for region "
+                f"{_index(name)}",
                 "Failed to copy regions, ret -12",
             )
         if region.nobits:
@@ -544,7 +561,13 @@ def _relocate(buf: bytearray, at: int, rtype: int, s: int, p: int, name: str) ->
         sign = (upper >> 10) & 1
         j1, j2 = (lower >> 13) & 1, (lower >> 11) & 1
         i1, i2 = ~(j1 ^ sign) & 1, ~(j2 ^ sign) & 1
-        imm = (sign << 24) | (i1 << 23) | (i2 << 22) | ((upper & 0x3FF) << 12) | ((lower & 0x7FF) << 1)
+        imm = (
+            (sign << 24)
+            | (i1 << 23)
+            | (i2 << 22)
+            | ((upper & 0x3FF) << 12)
+            | ((lower & 0x7FF) << 1)
+        )
         offset = _sign(imm, 24) + s - p
         if offset >= 0x01000000 or offset <= -0x01000000:
             return out_of_range
@@ -630,10 +653,11 @@ def short_branches_out(data: bytes) -> list[tuple[str, str]]:
     try:
         elf = ELFFile(io.BytesIO(data))
         out: list[tuple[str, str]] = []
+        section: Any
         for section in elf.iter_sections():
             if section.header.sh_type != _SHT_REL:
                 continue
-            symtab = elf.get_section(section.header.sh_link)
+            symtab: Any = elf.get_section(section.header.sh_link)
             for rel in section.iter_relocations():
                 rtype = rel["r_info"] & 0xFF
                 symbol = symtab.get_symbol(rel["r_info"] >> 8)

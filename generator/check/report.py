@@ -9,15 +9,21 @@ JSON shape (`CheckReport.to_dict()`)::
                    "stages": [{"stage", "status", "summary", "details"}],
                    "sizes": {"flash": B, "ram": B, "dynamic_flash": B, "dynamic_ram": B,
                              "arena_used": B, "arena_size": B},   # those measured
-                   "dynamic": {"flash_bytes", "ram_bytes", "flash_max_bytes", "text",
-                               "rodata", "data", "bss"} | null,   # the Dynamic link
+                   "dynamic": {"flash_bytes", "ram_bytes", "flash_max_bytes",
+                               "verdicts": [{"core", "pinned", "loaded", "heap_bytes",
+                                             "peak_bytes", "errno", "log",
+                                             "short_branches"}]} | null,  # per core
                    "budget": {"flash_max": B, "ram_max": B, "flash_percent": %, "ram_percent": %},
                    "runs": [{"kind", "done", "exit_code", "timed_out", "overflowed",
                              "seconds", "last_lines"}]}]}     # last_lines: at most 200
 
+`runs[].kind` is "emulated" (the static firmware), "dynamic" (the Dynamic upload file on
+the emulated Dynamic firmware, `dynamic_run.py`) or "host".
+
 `sizes` holds bytes only, one metric per key, so a sync can diff it against the base's.
 `dynamic_flash` is the Dynamic link's upload file (what arduino-cli reports as "Sketch uses"
-with `link_mode=dynamic`), `dynamic_ram` the RAM the loaded extension takes (`dynamic.py`).
+with `link_mode=dynamic`), `dynamic_ram` the LLEXT heap the pinned core's loader takes at its
+peak (`dynamic.py`, `llext.py`); `verdicts` say what each core's loader does with it.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from typing import Any, Protocol
 from generator.check.arena import ArenaFigures
 from generator.check.objcache import CacheStats
 from generator.check.run import RunOutput
-from generator.check.sizes import DynamicSizes, Sizes
+from generator.check.sizes import CoreVerdict, DynamicSizes, Sizes
 from generator.check.stages import StageResult, Status
 from generator.markdown import code_fence, table
 
@@ -37,7 +43,7 @@ from generator.markdown import code_fence, table
 __all__ = ["STAGES", "CheckReport", "ExampleReport", "ModelCheck", "code_fence"]
 
 #: Order of the per-example stage columns.
-STAGES = ("compile", "sizes", "dynamic", "run", "sanitize", "arena")
+STAGES = ("compile", "sizes", "dynamic", "run", "dynamic-run", "sanitize", "arena")
 _MARK = {Status.PASS: "✅", Status.FAIL: "❌", Status.SKIP: "➖"}
 
 
@@ -59,7 +65,8 @@ class ExampleReport:
     Attributes:
         name: the example; stages: results in `STAGES` order (those that ran);
         sizes: firmware sizes; dynamic: Dynamic-link sizes; arena: arena figures;
-        runs: the emulated and host runs; seconds: wall time of this example.
+        runs: the emulated, Dynamic (`dynamic_run.py`) and host runs; seconds: wall time
+        of this example.
     """
 
     name: str
@@ -206,8 +213,10 @@ class CheckReport:
                     f"Budgets: flash {s0.flash_max:,} B, RAM {s0.ram_max:,} B. Dynamic: the "
                     "sketch linked as a loadable extension (`link_mode=dynamic`, the IDE's "
                     "default): flash is its upload file (what the board's flash holds), RAM "
-                    "what the extension takes once loaded.",
+                    "what the board's loader takes from its LLEXT heap at the peak of loading "
+                    "it, on the core the workflows pin.",
                 ]
+            lines += _verdict_table(self.examples)
             for e in self.examples:
                 lines += ["", f"#### {e.name} ({e.seconds:.0f} s)", ""]
                 for s in e.stages:
@@ -233,6 +242,45 @@ def _size_cells(e: ExampleReport) -> list[str]:
         f"{e.sizes.flash:,} B ({e.sizes.flash_percent}%)" if e.sizes else "-",
         f"{e.sizes.ram:,} B ({e.sizes.ram_percent}%)" if e.sizes else "-",
         f"{dyn.flash:,} B ({dyn.flash * 100 // dyn.flash_max}%)" if dyn and dyn.flash_max else "-",
-        f"{dyn.ram:,} B" if dyn else "-",
+        _heap_cell(dyn.pinned) if dyn and dyn.pinned else (f"{dyn.ram:,} B" if dyn else "-"),
         f"{e.arena.used:,} / {e.arena.size:,} B" if e.arena else "-",
     ]
+
+
+def _heap_cell(v: CoreVerdict) -> str:
+    """`70,032 / 131,072 B (0.55.0)`, or the refusal."""
+    if v.peak_bytes is None:
+        return f"refused (rc -{v.errno}, {v.core})"
+    mark = "" if v.loaded else f"refused (rc -{v.errno}): "
+    return f"{mark}{v.peak_bytes:,} / {v.heap_bytes:,} B ({v.core})"
+
+
+def _verdict_table(examples: list[ExampleReport]) -> list[str]:
+    """The Dynamic link mode per core: does each core's loader load each example."""
+    rows = [e for e in examples if e.dynamic and e.dynamic.verdicts]
+    if not rows:
+        return []
+    first = rows[0].dynamic
+    assert first is not None
+    cores = [v.core + (" (pinned)" if v.pinned else "") for v in first.verdicts]
+    lines = [
+        "",
+        "### Dynamic link mode, per core",
+        "",
+        "What each arduino:zephyr release's loader does with the example's upload file "
+        "(`generator/check/cores.py` says where each fact comes from); ✅ loads, with the "
+        "LLEXT heap it takes; ❌ refused, with the error the board prints "
+        "(`Failed to load sketch, rc -N`, and nothing from the sketch).",
+        "",
+    ]
+
+    def cell(v: CoreVerdict) -> str:
+        need = f"{v.peak_bytes // 1024} of {v.heap_bytes // 1024} KiB" if v.peak_bytes else ""
+        return f"✅ {need}" if v.loaded else f"❌ rc -{v.errno}" + (f", {need}" if need else "")
+
+    lines += table(
+        ["example", *cores],
+        ([e.name, *(cell(v) for v in e.dynamic.verdicts)] for e in rows if e.dynamic),
+        align="l" + "r" * len(cores),
+    )
+    return lines
