@@ -89,11 +89,8 @@ BOARD_INTERFACE = (
 )
 #: Symbols our toolchain's C library adds that the board's would not ask for.
 TOOLCHAIN_DIFFERENCES = {
-    "__assert_func": "newlib's assert(); the board's headers call __assert_no_args, which "
-    "every core exports (FORCE_EXPORT_SYM)",
-    "__errno": "newlib's errno, set by libm's wrappers; the board's C library keeps errno in "
-    "the firmware (picolibc: thread-local; newlib-nano: the firmware's reent)",
-    "_impure_ptr": "newlib's reentrancy structure, reached through stdio macros",
+    "__assert_func": "newlib's assert(); the board's headers (the LLEXT EDK's picolibc) call "
+    "__assert_no_args, which every core exports (FORCE_EXPORT_SYM)",
 }
 #: Where the firmware's exports are placed for the verdicts (see cores.SRAM_BASE).
 EXPORTS_BASE = FLASH_BASE + 0x1_0000
@@ -115,7 +112,7 @@ def wrappers_source(names: tuple[str, ...]) -> str:
     out = ["\t.syntax unified", "\t.thumb"]
     for name in names:
         out += [
-            f"\t.section .text.__llext_wrapper.{name},\"ax\",%progbits",
+            f'\t.section .text.__llext_wrapper.{name},"ax",%progbits',
             f"\t.global {name}",
             f"\t.type {name}, %function",
             "\t.thumb_func",
@@ -225,10 +222,9 @@ def rodata_split_script(elf: Path) -> str:
             sections = list(parsed.iter_sections())
     except ELFError as e:
         raise ValueError(f"{elf}: {e}") from None
-    targeted = {
-        s.header.sh_info for s in sections if s.header.sh_type in ("SHT_REL", "SHT_RELA")
-    }
-    with_relocs, without = [], []
+    targeted = {s.header.sh_info for s in sections if s.header.sh_type in ("SHT_REL", "SHT_RELA")}
+    with_relocs: list[str] = []
+    without: list[str] = []
     for index, section in enumerate(sections):
         if section.name.startswith(".rodata"):
             (with_relocs if index in targeted else without).append(section.name)

@@ -643,8 +643,8 @@ def _read_string(address: int, regions: dict[str, Region]) -> str | None:
 
 
 def short_branches_out(data: bytes) -> list[tuple[str, str]]:
-    """The relocations of a short-branch type (`SHORT_BRANCHES`) to a symbol the ELF `data`
-    does not define: (type name, symbol), one per relocation. On the board such a symbol
+    """The relocations of a short-branch type (`SHORT_BRANCHES`) to a symbol outside the
+    ELF `data` (undefined, or absolute): (type name, symbol), one per relocation. On the board such a symbol
     is the firmware's, in flash, out of a branch's reach from the heap in SRAM.
 
     Raises:
@@ -661,7 +661,8 @@ def short_branches_out(data: bytes) -> list[tuple[str, str]]:
             for rel in section.iter_relocations():
                 rtype = rel["r_info"] & 0xFF
                 symbol = symtab.get_symbol(rel["r_info"] >> 8)
-                if rtype in SHORT_BRANCHES and symbol.entry.st_shndx == "SHN_UNDEF":
+                outside = symbol.entry.st_shndx in ("SHN_UNDEF", "SHN_ABS")
+                if rtype in SHORT_BRANCHES and outside:
                     out.append((RELOCATIONS[rtype][0], str(symbol.name)))
         return out
     except (ELFError, struct.error, ValueError):
