@@ -644,8 +644,9 @@ def _read_string(address: int, regions: dict[str, Region]) -> str | None:
 
 def short_branches_out(data: bytes) -> list[tuple[str, str]]:
     """The relocations of a short-branch type (`SHORT_BRANCHES`) to a symbol outside the
-    ELF `data` (undefined, or absolute): (type name, symbol), one per relocation. On the board such a symbol
-    is the firmware's, in flash, out of a branch's reach from the heap in SRAM.
+    ELF `data` (undefined, or absolute): (type name, symbol), one per relocation. On the
+    board such a symbol is the firmware's, in flash, out of a branch's reach from the heap
+    in SRAM.
 
     Raises:
         LoadError: `data` is not an ELF file.
