@@ -153,6 +153,12 @@ def add_check_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser])
         help="keep each example's build folder in DIR/<example> (objects, map files, the "
         "static ELF, the Dynamic upload file and its loader verdicts) for inspection",
     )
+    check.add_argument(
+        "--update-docs",
+        action="store_true",
+        help="write what each core's loader does with each example into the library's "
+        "README.md (its link-modes section) and each example's header comment",
+    )
 
 
 def add_sync_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -73,14 +73,28 @@ def write_pin(library: Path, sha: str) -> None:
     (library / PIN_FILE).write_text(sha + "\n", encoding="utf-8")
 
 
+def unchecked_section() -> str:
+    """The README's link-modes section before any check, between its markers."""
+    from generator.check.linkmodes import BEGIN, END, link_modes_markdown
+
+    return f"{BEGIN}\n{link_modes_markdown({})}{END}"
+
+
 def render_metadata(library: Path, provenance: Provenance) -> None:
     """Render every `*.jinja` of `library_template/` into `library`, at its path without the suffix.
 
     That is library.properties, README.md, extras/PROVENANCE.txt and the licenses README. Each
-    template reads the attributes of one name, `p`: the `Provenance`. (The library's README is
+    template reads the attributes of one name, `p`: the `Provenance`, and the README the
+    link-modes section of an unchecked tree (`check --update-docs` fills it in,
+    `generator.check.linkmodes`). (The library's README is
     for the Library Manager, arduino-lint LD001; a synced library repo keeps its own, since
     README.md is not a generated path, see generator.layout.)
     """
     for template in sorted(LIBRARY_TEMPLATE.rglob(f"*{TEMPLATE_SUFFIX}")):
         rel = template.relative_to(LIBRARY_TEMPLATE)
-        render_to(rel.as_posix(), library / rel.with_suffix(""), p=provenance)
+        render_to(
+            rel.as_posix(),
+            library / rel.with_suffix(""),
+            p=provenance,
+            link_modes=unchecked_section(),
+        )

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from generator.check.arena import ArenaFigures
+from generator.check.linkmodes import link_modes_markdown
 from generator.check.objcache import CacheStats
 from generator.check.run import RunOutput
 from generator.check.sizes import CoreVerdict, DynamicSizes, Sizes
@@ -216,7 +217,7 @@ class CheckReport:
                     "what the board's loader takes from its LLEXT heap at the peak of loading "
                     "it, on the core the workflows pin.",
                 ]
-            lines += _verdict_table(self.examples)
+            lines += ["", *link_modes_markdown(self.to_dict(), "###").splitlines()]
             for e in self.examples:
                 lines += ["", f"#### {e.name} ({e.seconds:.0f} s)", ""]
                 for s in e.stages:
@@ -253,34 +254,3 @@ def _heap_cell(v: CoreVerdict) -> str:
         return f"refused (rc -{v.errno}, {v.core})"
     mark = "" if v.loaded else f"refused (rc -{v.errno}): "
     return f"{mark}{v.peak_bytes:,} / {v.heap_bytes:,} B ({v.core})"
-
-
-def _verdict_table(examples: list[ExampleReport]) -> list[str]:
-    """The Dynamic link mode per core: does each core's loader load each example."""
-    rows = [e for e in examples if e.dynamic and e.dynamic.verdicts]
-    if not rows:
-        return []
-    first = rows[0].dynamic
-    assert first is not None
-    cores = [v.core + (" (pinned)" if v.pinned else "") for v in first.verdicts]
-    lines = [
-        "",
-        "### Dynamic link mode, per core",
-        "",
-        "What each arduino:zephyr release's loader does with the example's upload file "
-        "(`generator/check/cores.py` says where each fact comes from); ✅ loads, with the "
-        "LLEXT heap it takes; ❌ refused, with the error the board prints "
-        "(`Failed to load sketch, rc -N`, and nothing from the sketch).",
-        "",
-    ]
-
-    def cell(v: CoreVerdict) -> str:
-        need = f"{v.peak_bytes // 1024} of {v.heap_bytes // 1024} KiB" if v.peak_bytes else ""
-        return f"✅ {need}" if v.loaded else f"❌ rc -{v.errno}" + (f", {need}" if need else "")
-
-    lines += table(
-        ["example", *cores],
-        ([e.name, *(cell(v) for v in e.dynamic.verdicts)] for e in rows if e.dynamic),
-        align="l" + "r" * len(cores),
-    )
-    return lines

@@ -32,6 +32,7 @@ from typing import Any, Literal, Protocol
 
 from git import GitCommandError, Repo
 
+from generator.check.linkmodes import link_modes_markdown, update_sketches
 from generator.checkout import default_cache_dir
 from generator.commands.build import BuildOptions, BuildResult, build_library, options_from_args
 from generator.commands.check import run_check
@@ -601,6 +602,8 @@ def _check(run: _Run, clone: _Clone, built: BuildResult) -> tuple[CheckReportLik
     report_path = clone.worktree / CHECK_REPORT_FILE
     report_path.parent.mkdir(parents=True, exist_ok=True)
     report_path.write_text(json.dumps(report_dict, indent=2, sort_keys=True) + "\n")
+    # What each core's loader does with each example goes into its header comment.
+    update_sketches(clone.worktree / "examples", report_dict)
     if not report.passed:
         run.emit(report.to_markdown())
         raise FatalError(
@@ -635,6 +638,7 @@ def _facts(
     for status, path in changes:
         by_status.setdefault(status, []).append(path)
     return PullRequestFacts(
+        link_modes=link_modes_markdown(report_dict),
         ref=built.ref,
         sha=built.sha,
         base_pin=base_pin_text.strip() if base_pin_text else None,

@@ -83,6 +83,9 @@ class PullRequestFacts:
         ci_note: Markdown shown as a warning at the top (`workflow_token_note`), or None.
         workflow_drift: this generator's workflows that the repo lacks or has in another form
             (`generator.workflows.installed_drift`); sync never pushes workflow files.
+        link_modes: the README's link-modes section for this check
+            (`generator.check.linkmodes`); sync never writes the repo's README, so the body
+            carries it over; "" when there is none.
     """
 
     ref: str
@@ -106,6 +109,7 @@ class PullRequestFacts:
     base: str = "main"
     ci_note: str | None = None
     workflow_drift: list[str] = field(default_factory=list)
+    link_modes: str = ""
 
     @property
     def compare_url(self) -> str | None:

@@ -3,6 +3,12 @@
 //
 // AddModel: one inference with portable kernels only. The model in model.h
 // computes x + 1 on three floats, so [1, 2, 3] must come back as [2, 3, 4].
+//
+// link-modes: begin
+// Link modes: not checked yet (`python -m generator check . --update-docs`
+// writes here what each core's loader does with this sketch). If the board
+// prints nothing, pick Tools > Link mode > Static.
+// link-modes: end
 
 #include <ETModel.h>
 #include <stdlib.h>

@@ -4,6 +4,12 @@
 // HelloExecuTorch: the smallest check that the library works on a board.
 // Starts the runtime, loads the program in model.h (x + 1 on three floats)
 // from flash and prints what it holds. Nothing is executed, so no arena.
+//
+// link-modes: begin
+// Link modes: not checked yet (`python -m generator check . --update-docs`
+// writes here what each core's loader does with this sketch). If the board
+// prints nothing, pick Tools > Link mode > Static.
+// link-modes: end
 
 #include <ExecuTorch.h>
 

@@ -5,6 +5,12 @@
 // (CMSIS-NN) kernels. The input is the MFCC of a real one-second recording
 // (49 frames x 10 coefficients), precomputed so no microphone is needed.
 // The model scores twelve classes: silence, unknown and ten keywords.
+//
+// link-modes: begin
+// Link modes: not checked yet (`python -m generator check . --update-docs`
+// writes here what each core's loader does with this sketch). If the board
+// prints nothing, pick Tools > Link mode > Static.
+// link-modes: end
 
 #include <ETModel.h>
 #include <stdlib.h>
