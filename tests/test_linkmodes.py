@@ -1,0 +1,94 @@
+"""What users read about the link modes (`generator/check/linkmodes.py`): the section made
+from a check report, written into a README between its markers and into each example's
+header comment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.check.linkmodes import (
+    BEGIN,
+    END,
+    SKETCH_BEGIN,
+    SKETCH_END,
+    check_readme,
+    link_modes_markdown,
+    replace_section,
+    update_readme,
+    update_sketches,
+)
+from generator.errors import FatalError
+
+
+def _verdict(core: str, loaded: bool, peak: int, heap: int = 131_072, errno: int = 0) -> Any:
+    return {"core": core, "pinned": core == "0.55.0", "loaded": loaded, "heap_bytes": heap,
+            "peak_bytes": peak, "errno": errno, "log": [], "short_branches": 0}  # fmt: skip
+
+
+REPORT = {
+    "examples": [
+        {"example": "AddModel", "dynamic": {"verdicts": [
+            _verdict("0.53.1", False, 140_000, errno=12), _verdict("0.55.0", True, 70_032)]}},
+        {"example": "HelloExecuTorch", "dynamic": {"verdicts": [
+            _verdict("0.53.1", True, 20_568), _verdict("0.55.0", True, 13_864)]}},
+    ]
+}  # fmt: skip
+
+
+def test_the_section_says_per_core_what_the_loader_does() -> None:
+    text = link_modes_markdown(REPORT)
+    assert "| example | `0.53.1` | `0.55.0` (pinned) |" in text
+    assert (
+        "| AddModel | ❌ rc -12, needs 140,000 B of 128 KiB: pick Static | ✅ 70,032 B of 128 KiB |"
+        in text
+    )
+    assert "| HelloExecuTorch | ✅ 20,568 B of 128 KiB | ✅ 13,864 B of 128 KiB |" in text
+    assert "pick Tools > Link mode > Static" in text and "Failed to load sketch, rc -N" in text
+    assert "0.55.2, 0.56.0 and later) were not checked" in text
+
+
+def test_an_unchecked_tree_promises_nothing() -> None:
+    text = link_modes_markdown({"examples": [{"example": "AddModel", "dynamic": None}]})
+    assert "has not been checked" in text and "✅" not in text
+
+
+def test_the_readme_section_is_replaced_between_its_markers(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# Title\n\n{BEGIN}\nold\n{END}\n\n## After\n", encoding="utf-8")
+    update_readme(readme, REPORT)
+    text = readme.read_text(encoding="utf-8")
+    assert text.startswith(f"# Title\n\n{BEGIN}\n## Link modes") and text.endswith(
+        f"{END}\n\n## After\n"
+    )
+    assert "old" not in text and "70,032 B" in text
+    # Twice gives the same file.
+    update_readme(readme, REPORT)
+    assert readme.read_text(encoding="utf-8") == text
+
+
+def test_a_readme_without_markers_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text(f"{END}\n{BEGIN}\n", encoding="utf-8")  # wrong order
+    assert replace_section(readme.read_text(), "x") is None
+    with pytest.raises(FatalError, match="has no link-modes section"):
+        check_readme(readme)
+    with pytest.raises(FatalError, match="cannot read"):
+        check_readme(tmp_path / "missing.md")
+
+
+def test_each_checked_example_gets_its_lines(tmp_path: Path) -> None:
+    for name in ("AddModel", "HelloExecuTorch", "Other"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / f"{name}.ino").write_text(
+            f"// {name}\n{SKETCH_BEGIN}\n// not checked yet\n{SKETCH_END}\n\nvoid setup() {{}}\n"
+        )
+    written = update_sketches(tmp_path, REPORT)
+    assert sorted(p.parent.name for p in written) == ["AddModel", "HelloExecuTorch"]
+    add = (tmp_path / "AddModel/AddModel.ino").read_text()
+    assert "//   0.55.0 (pinned): loads, 70,032 B of its 128 KiB heap\n" in add
+    assert "//   0.53.1: refused (rc -12; 140,000 B of its 128 KiB heap): pick Static\n" in add
+    assert add.endswith(f"{SKETCH_END}\n\nvoid setup() {{}}\n") and "not checked yet" not in add
+    assert "not checked yet" in (tmp_path / "Other/Other.ino").read_text()
