@@ -138,10 +138,11 @@ def test_arduino_api_sketch_next_to_executorch_runs(tmp_path: Path, cache_dir: P
     report = run_check(lib, compiler="gcc-arm", cache_dir=cache_dir)
 
     assert report.passed, report.to_markdown()
-    emulated, host = report.examples[0].runs
-    assert (emulated.kind, host.kind) == ("emulated", "host")
-    # The same lines, in order, on the emulated Cortex-M33 and under the sanitizers.
-    assert emulated.lines == host.lines == API_LINES
+    emulated, dynamic, host = report.examples[0].runs
+    assert (emulated.kind, dynamic.kind, host.kind) == ("emulated", "dynamic", "host")
+    # The same lines, in order, on the emulated Cortex-M33 (static and Dynamic) and under
+    # the sanitizers.
+    assert emulated.lines == dynamic.lines == host.lines == API_LINES
 
 
 @needs_tools
@@ -197,5 +198,5 @@ def test_arduino_api_sketch_runs_in_the_real_library(
     (example,) = report.examples
     # Every stage of the example passes (the library-wide lint is not this test's concern).
     assert all(s.status is not Status.FAIL for s in example.stages), report.to_markdown()
-    emulated, host = example.runs
-    assert emulated.lines == host.lines == API_LINES
+    emulated, dynamic, host = example.runs
+    assert emulated.lines == dynamic.lines == host.lines == API_LINES

@@ -40,6 +40,7 @@ def test_tiny_library_passes_every_stage(tmp_path: Path, cache_dir: Path) -> Non
         "sizes": Status.PASS,
         "dynamic": Status.PASS,
         "run": Status.PASS,
+        "dynamic-run": Status.PASS,
         "sanitize": Status.PASS,
         "arena": Status.SKIP,  # this sketch declares no arena
     }
@@ -60,11 +61,13 @@ def test_tiny_library_passes_every_stage(tmp_path: Path, cache_dir: Path) -> Non
     assert dyn is not None and dyn.pinned is not None and dyn.pinned.loaded
     assert dyn.pinned.peak_bytes is not None
     assert 4096 < dyn.ram == dyn.pinned.peak_bytes < dyn.flash < 40_000
-    emulated, host = example.runs
-    assert (emulated.kind, host.kind) == ("emulated", "host")
-    # 32-bit on the emulated Cortex-M33, 64-bit on the host.
+    emulated, dynamic, host = example.runs
+    assert (emulated.kind, dynamic.kind, host.kind) == ("emulated", "dynamic", "host")
+    # 32-bit on the emulated Cortex-M33, 64-bit on the host; the Dynamic upload file, placed
+    # by the loader model in the emulated Dynamic firmware, prints what the static one does.
     assert "bytes 4" in emulated.lines and "bytes 8" in host.lines
-    assert emulated.done and host.done
+    assert dynamic.lines == emulated.lines
+    assert emulated.done and dynamic.done and host.done
 
     data = report.to_dict()
     assert data["passed"] is True

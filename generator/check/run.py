@@ -1,6 +1,7 @@
 """Stage 4: run the sketch and compare what it prints with its `expected.yaml`.
 
-Two runs per example:
+Two runs per example, and a third of the Dynamic upload file (`dynamic_run.py`, kind
+"dynamic": the emulated board's firmware with the sketch placed by our loader model):
 
 - emulated: the `gcc-arm` firmware boots on `qemu-system-arm -M mps2-an505` (a
   Cortex-M33, 32-bit like the board); Serial is the CMSDK UART0, read from QEMU's
@@ -50,6 +51,8 @@ ERROR_EXIT = 4
 #: Start of the lines the emulated core prints on a fault or exit() (board/mps2_an505.c):
 #: "@@arduino-core@@ fault: <kind>: PC=..." and "@@arduino-core@@ exit(0x<code>)".
 CORE_MARKER = "@@arduino-core@@ "
+#: Run kinds that boot on QEMU (the static firmware, the Dynamic one with its sketch).
+EMULATED_KINDS = ("emulated", "dynamic")
 _CORE_EXIT = re.compile(re.escape(CORE_MARKER) + r"exit\((0x[0-9a-fA-F]+)\)")
 #: Lines shown when a run fails.
 TAIL_LINES = 15
@@ -81,7 +84,7 @@ class RunOutput:
     """What one run printed and how it ended.
 
     Attributes:
-        kind: "emulated" or "host".
+        kind: "emulated", "dynamic" (the Dynamic upload file, `dynamic_run.py`) or "host".
         lines: Serial output, one entry per line, without line endings, each cut at
             `MAX_LINE_CHARS` characters; at most `MAX_OUTPUT_BYTES` in all.
         done: True when `=== DONE ===` was printed.
@@ -299,10 +302,19 @@ def run_program(
     return out
 
 
-def run_emulated(elf: Path, timeout: float, watch: Sequence[str] = ()) -> RunOutput:
+def run_emulated(
+    elf: Path,
+    timeout: float,
+    watch: Sequence[str] = (),
+    *,
+    devices: Sequence[str] = (),
+    kind: str = "emulated",
+) -> RunOutput:
     """Boot `elf` on QEMU's mps2-an505 and capture its Serial (UART0) output.
 
-    `watch`: see `run_program`.
+    `watch`: see `run_program`; `devices`: more `-device` values (QEMU's generic loader
+    writing files into memory before the core starts: `loader,file=F,addr=A,force-raw=on`);
+    `kind`: the `RunOutput.kind` (one of `EMULATED_KINDS`).
 
     Raises:
         FatalError: qemu-system-arm is not installed.
@@ -317,9 +329,11 @@ def run_emulated(elf: Path, timeout: float, watch: Sequence[str] = ()) -> RunOut
         "-kernel",
         str(elf),
     ]
+    for device in devices:
+        argv += ["-device", device]
     if shutil.which(QEMU) is None:
         raise FatalError(f"{QEMU} is not installed; install the Debian package qemu-system-arm")
-    return run_program(argv, "emulated", timeout, watch=watch)
+    return run_program(argv, kind, timeout, watch=watch)
 
 
 def run_host(exe: Path, timeout: float, watch: Sequence[str] = ()) -> RunOutput:
@@ -331,7 +345,7 @@ def run_host(exe: Path, timeout: float, watch: Sequence[str] = ()) -> RunOutput:
 
 
 def _crash(out: RunOutput) -> str | None:
-    if out.kind == "emulated":
+    if out.kind in EMULATED_KINDS:
         fault = next((line for line in out.lines if line.startswith(CORE_MARKER + "fault: ")), None)
         if fault:
             return f"crashed: {fault[len(CORE_MARKER) + len('fault: ') :]}"
@@ -418,11 +432,10 @@ def judge_run(out: RunOutput, expected: Expected, stage: str) -> StageResult:
             )
     problems += _value_problems(out.lines, expected)
 
-    what = (
-        "emulated Cortex-M33 (QEMU mps2-an505)"
-        if out.kind == "emulated"
-        else ("host build with AddressSanitizer + UBSan")
-    )
+    what = {
+        "emulated": "emulated Cortex-M33 (QEMU mps2-an505)",
+        "dynamic": "Dynamic upload file placed by the loader model on QEMU mps2-an505",
+    }.get(out.kind, "host build with AddressSanitizer + UBSan")
     if not problems:
         return StageResult(stage, Status.PASS, f"{what}: expected output in {out.seconds:.1f} s")
     tail = out.lines[-TAIL_LINES:]

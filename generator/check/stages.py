@@ -20,7 +20,7 @@ class StageResult:
     """One stage of one example.
 
     Attributes:
-        stage: "compile", "sizes", "run", "sanitize" or "arena".
+        stage: "compile", "sizes", "dynamic", "run", "dynamic-run", "sanitize" or "arena".
         status: the outcome; summary: one line for the report table.
         details: supporting text (compiler errors, the last lines printed), may be empty.
     """

@@ -6,7 +6,8 @@ stage by stage (the steps are the modules of `generator.check`):
    in `check/toolchains.py`, objects cached by content in `check/objcache.py`);
 3. sizes like arduino-cli's report (`check/sizes.py`), and the Dynamic link (the IDE's
    default link mode) with its sizes (`check/dynamic.py`);
-4. run on an emulated Cortex-M33 (QEMU mps2-an505) and once on the host under
+4. run on an emulated Cortex-M33 (QEMU mps2-an505), the Dynamic upload file run there as
+   the board's loader would place it (`check/dynamic_run.py`), and once on the host under
    AddressSanitizer + UBSan, compared with the example's expected.yaml (`check/run.py`);
 5. the method arena measured in the emulated run (`check/arena.py`).
 
@@ -33,7 +34,9 @@ from generator.boards import UNO_Q, Board
 from generator.check.arena import arena_stage
 from generator.check.compile import CompileResult, compile_example
 from generator.check.dynamic import dynamic_stage
+from generator.check.dynamic_run import dynamic_run_stage
 from generator.check.expected import read_expected
+from generator.check.linkmodes import check_readme, update_readme, update_sketches
 from generator.check.model_check import model_check
 from generator.check.objcache import ObjectCache, default_cache_dir
 from generator.check.plan import library_examples, missing_sketches, plan_build
@@ -127,6 +130,9 @@ def check(args: argparse.Namespace) -> int:
         raise FatalError(f"--json {json_path} is a folder; pass a file name")
     cache_dir = args.cache_dir.resolve() if args.cache_dir else None
     keep = _keep_dir(args.keep) if getattr(args, "keep", None) else None
+    readme = args.library.resolve() / "README.md"
+    if getattr(args, "update_docs", False):
+        check_readme(readme)  # before the check runs, not after
     lint = lint_library(args.library)
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm) if main_thread else None
@@ -145,6 +151,9 @@ def check(args: argparse.Namespace) -> int:
     report.errors[:0] = [f"lint: {finding}" for finding in lint.findings]
     markdown = report.to_markdown()
     print(markdown)
+    if getattr(args, "update_docs", False):
+        update_readme(readme, report.to_dict())
+        update_sketches(args.library.resolve() / "examples", report.to_dict())
     if json_path is not None:
         _write_json(json_path, report.to_dict())
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -283,6 +292,13 @@ def _check_example(
                 firmware.stage.details if firmware else "",
             )
         )
+
+    # The Dynamic upload file (the pinned core's), placed by the loader model and booted.
+    upload = work / name / "dynamic" / f"{name}.elf" if report.dynamic else None
+    stage, dynamic_run = dynamic_run_stage(upload, expected, work, work / name / "dynamic-run")
+    if dynamic_run is not None:
+        report.runs.append(dynamic_run)
+    report.stages.append(stage)
 
     host = compile_example(HOST, plan, work / name / HOST.name, cache)
     if host.build.ok and host.build.binary is not None:

@@ -6,8 +6,15 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 #include <unistd.h>
+
+/* stdout line-buffered, as the board's console is, whatever the runner reads it through
+ * (a pipe would make it fully buffered, and a sketch's printf line would never arrive). */
+__attribute__((constructor)) static void line_buffered_stdout(void) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+}
 
 void arduino_core_write(const char* data, size_t len) {
   while (len > 0) {
