@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import signal
 import tempfile
 import threading
@@ -84,6 +85,16 @@ def _append_summary(path: str, markdown: str) -> None:
 
 def _temporary() -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix="check-")
+
+
+def _materialize(folder: Path) -> None:
+    """Replace every symbolic link below `folder` (the staged objects point into the object
+    cache) by a copy of its target, so a kept build folder outlives the cache."""
+    for link in sorted(p for p in folder.rglob("*") if p.is_symlink()):
+        target = link.resolve()
+        link.unlink()
+        if target.is_file():
+            shutil.copyfile(target, link)
 
 
 def _keep_dir(path: Path) -> Path:
@@ -235,6 +246,8 @@ def run_check(
             report.examples.append(
                 _check_example(library, name, toolchain, board, run, cache, work)
             )
+    if keep is not None:
+        _materialize(keep)
     cache.clear_temporaries()
     report.cache = cache.stats
     report.seconds = time.monotonic() - start
