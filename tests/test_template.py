@@ -37,7 +37,7 @@ VALUE_KEYS = {"line_regex", "equals", "tolerance"}
 #: Headers a sketch may include: the library's public ones, the files the generator
 #: puts beside it, and a few C++ standard headers.
 SKETCH_LIBRARY_HEADERS = {"ExecuTorch.h", "ETModel.h"}
-SKETCH_STANDARD_HEADERS = {"cstddef", "cstdint", "cstdio", "cstring"}
+SKETCH_STANDARD_HEADERS = {"cstddef", "cstdint", "cstdio", "cstdlib", "cstring"}
 SKETCH_LOCAL_HEADER = re.compile(r"model\.h|mfcc_[a-z]+\.h")
 
 #: The class labels of the KeywordSpotting model, in output order. Its output is

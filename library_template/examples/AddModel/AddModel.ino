@@ -11,7 +11,8 @@
 // link-modes: end
 
 #include <ETModel.h>
-#include <stdlib.h>
+
+#include <cstdlib>
 
 #include "model.h"
 

@@ -13,8 +13,8 @@
 // link-modes: end
 
 #include <ETModel.h>
-#include <stdlib.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "model.h"
