@@ -32,9 +32,13 @@ fork pillo79/ArduinoCore-zephyr, which holds every upstream tag and the main lin
   (no commit is pinned). Its LLEXT (`subsys/llext/llext_load.c`, `llext_mem.c`,
   `llext_link.c`, `arch/arm/core/elf.c` of that fork) is what `llext.py` follows.
 
+- Zephyr's own exports: `subsys/llext/llext_export.c` (`cores/zephyr.exports`, the eight C
+  library functions upstream and an Arduino maintainer's fork both export).
+
 Not known here, so never assumed: the releases after 0.55.1 (0.55.2, 0.56.0: no source
-could be read), Zephyr's own built-in exports, and exports behind settings that neither
-configuration file sets (their rows' `.exports` files leave them out).
+could be read), Zephyr's other built-in exports (syscalls; the arduino/zephyr fork's own
+`llext_export.c`), and exports behind settings that neither configuration file sets (their
+rows' `.exports` files leave them out).
 """
 
 from __future__ import annotations
@@ -88,10 +92,10 @@ class CoreFacts:
 
     @property
     def exports(self) -> frozenset[str]:
-        """The names the loader resolves undefined symbols against."""
-        return frozenset(
-            name if kind == "symbol" else f"__real_{name}" for kind, name in _entries(self)
-        )
+        """The names the loader resolves undefined symbols against: the core's table and
+        Zephyr's own (`ZEPHYR_EXPORTS_FILE`)."""
+        own = (name if kind == "symbol" else f"__real_{name}" for kind, name in _entries(self))
+        return frozenset([*own, *(name for _, name in _read_exports(ZEPHYR_EXPORTS_FILE))])
 
     @property
     def wrapped(self) -> tuple[str, ...]:
@@ -113,6 +117,10 @@ def _read_exports(file: str) -> tuple[tuple[str, str], ...]:
             kind, name = line.split()
             rows.append((kind, name))
     return tuple(rows)
+
+
+#: Zephyr's own exports (`subsys/llext/llext_export.c`), the same for every core.
+ZEPHYR_EXPORTS_FILE = "zephyr.exports"
 
 
 def _entries(core: CoreFacts) -> tuple[tuple[str, str], ...]:
