@@ -16,6 +16,7 @@ from generator.check.linkmodes import (
     SKETCH_END,
     check_readme,
     link_modes_markdown,
+    reason,
     replace_section,
     update_readme,
     update_sketches,
@@ -41,10 +42,7 @@ REPORT = {
 def test_the_section_says_per_core_what_the_loader_does() -> None:
     text = link_modes_markdown(REPORT)
     assert "| example | `0.53.1` | `0.55.0` (pinned) |" in text
-    assert (
-        "| AddModel | ❌ rc -12, needs 140,000 B of 128 KiB: pick Static | ✅ 70,032 B of 128 KiB |"
-        in text
-    )
+    assert "| AddModel | ❌ rc -12, needs 140,000 B of 128 KiB | ✅ 70,032 B of 128 KiB |" in text
     assert "| HelloExecuTorch | ✅ 20,568 B of 128 KiB | ✅ 13,864 B of 128 KiB |" in text
     assert "pick Tools > Link mode > Static" in text and "Failed to load sketch, rc -N" in text
     assert "0.55.2, 0.56.0 and later) were not checked" in text
@@ -89,6 +87,20 @@ def test_each_checked_example_gets_its_lines(tmp_path: Path) -> None:
     assert sorted(p.parent.name for p in written) == ["AddModel", "HelloExecuTorch"]
     add = (tmp_path / "AddModel/AddModel.ino").read_text()
     assert "//   0.55.0 (pinned): loads, 70,032 B of its 128 KiB heap\n" in add
-    assert "//   0.53.1: refused (rc -12; 140,000 B of its 128 KiB heap): pick Static\n" in add
+    assert "//   0.53.1: refused (rc -12, needs 140,000 B of 128 KiB): pick Static\n" in add
     assert add.endswith(f"{SKETCH_END}\n\nvoid setup() {{}}\n") and "not checked yet" not in add
     assert "not checked yet" in (tmp_path / "Other/Other.ino").read_text()
+
+
+def test_a_refusal_says_why_in_a_few_words() -> None:
+    undefined = {**_verdict("0.51.0", False, 20_568, errno=61), "log": [
+        "llext: Undefined symbol with no entry in symbol table memcpy, offset 568, link section 12",
+        "elf: Could not find symbol memcpy!",
+        "llext: Undefined symbol with no entry in symbol table atexit, offset 980, link section 12",
+        "llext: Failed to link, ret -61"]}  # fmt: skip
+    far = {**_verdict("0.54.0", False, 9_000, errno=8), "log": [
+        "elf: sym '__aeabi_dmul': relocation out of range (0x20010040 -> 0x8010001)",
+        "llext: Failed to link, ret -8"]}  # fmt: skip
+    assert reason(undefined) == "`memcpy` not exported (+1 more)"
+    assert reason(far) == "branch to `__aeabi_dmul` out of range"
+    assert reason(_verdict("0.55.0", False, 140_000, errno=12)) == "needs 140,000 B of 128 KiB"

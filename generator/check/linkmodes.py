@@ -12,6 +12,7 @@ example's header comment gets its own lines between `SKETCH_BEGIN` and `SKETCH_E
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -48,15 +49,32 @@ def _verdicts(report: Mapping[str, Any]) -> list[tuple[str, list[Mapping[str, An
     return rows
 
 
+_UNDEFINED = re.compile(r"symbol table (\S+),")
+_OUT_OF_RANGE = re.compile(r"sym '([^']+)': relocation out of range")
+
+
+def reason(v: Mapping[str, Any]) -> str:
+    """Why a refused verdict was refused, in a few words: `needs 140,000 B of 128 KiB`,
+    `memcpy not exported`, `branch to __aeabi_dmul out of range`."""
+    heap = int(v.get("heap_bytes") or 0)
+    peak = v.get("peak_bytes")
+    log = " ".join(str(line) for line in v.get("log") or [])
+    if v.get("errno") == 12 and isinstance(peak, int):
+        return f"needs {peak:,} B of {heap // 1024} KiB"
+    if m := _UNDEFINED.search(log):
+        more = len(set(_UNDEFINED.findall(log))) - 1
+        return f"`{m.group(1)}` not exported" + (f" (+{more} more)" if more > 0 else "")
+    if m := _OUT_OF_RANGE.search(log):
+        return f"branch to `{m.group(1)}` out of range"
+    return str(v.get("log", [""])[-1]) if v.get("log") else "refused"
+
+
 def _cell(v: Mapping[str, Any]) -> str:
     heap = int(v.get("heap_bytes") or 0)
     peak = v.get("peak_bytes")
-    need = (
-        f"{int(peak):,} B of {heap // 1024} KiB" if isinstance(peak, int) else f"{heap // 1024} KiB"
-    )
-    if v.get("loaded"):
-        return f"✅ {need}"
-    return f"❌ rc -{v.get('errno')}, needs {need}: pick Static"
+    if v.get("loaded") and isinstance(peak, int):
+        return f"✅ {peak:,} B of {heap // 1024} KiB"
+    return f"❌ rc -{v.get('errno')}, {reason(v)}"
 
 
 def link_modes_markdown(report: Mapping[str, Any], heading: str = "##") -> str:
@@ -101,7 +119,8 @@ def link_modes_markdown(report: Mapping[str, Any], heading: str = "##") -> str:
     )
     if refused:
         lines += [
-            "Where a cell says ❌, that core's loader refuses the example: on that core pick "
+            "Where a cell says ❌, that core's loader refuses the example (why, in short): on "
+            "that core pick "
             "Tools > Link mode > Static (`arduino-cli compile --fqbn "
             "arduino:zephyr:unoq:link_mode=static`), or update the core.",
             "",
@@ -164,11 +183,10 @@ def sketch_lines(verdicts: list[Mapping[str, Any]]) -> list[str]:
         name = str(v.get("core")) + (" (pinned)" if v.get("core") == PINNED_CORE else "")
         heap = int(v.get("heap_bytes") or 0)
         peak = v.get("peak_bytes")
-        need = f"{int(peak):,} B of its {heap // 1024} KiB heap" if isinstance(peak, int) else ""
-        if v.get("loaded"):
-            lines.append(f"//   {name}: loads, {need}")
+        if v.get("loaded") and isinstance(peak, int):
+            lines.append(f"//   {name}: loads, {peak:,} B of its {heap // 1024} KiB heap")
         else:
-            lines.append(f"//   {name}: refused (rc -{v.get('errno')}; {need}): pick Static")
+            lines.append(f"//   {name}: refused (rc -{v.get('errno')}, {reason(v)}): pick Static")
     lines += [
         "// A refused sketch prints nothing (the loader's log is on the board's UART):",
         "// then pick Tools > Link mode > Static. Newer cores were not checked.",
