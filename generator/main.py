@@ -127,6 +127,14 @@ def add_check_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     check.add_argument("library", type=Path, metavar="LIBRARY_DIR", help="the generated library")
     add_list_option(check, "--example", metavar="NAME", help="check only these examples")
+    add_list_option(
+        check,
+        "--sketch",
+        metavar="DIR",
+        help="check your own sketches (folders holding <folder>.ino) against the library: "
+        "compiled, sized and judged by each core's loader; run too when the folder has an "
+        "expected.yaml",
+    )
     check.add_argument(
         "--compiler",
         choices=("auto", "arduino-cli", "gcc-arm"),

@@ -47,6 +47,7 @@ from generator.check.sizes import measure_elf, parse_arduino_cli, sizes_stage
 from generator.check.stages import StageResult, Status
 from generator.check.toolchains import GCC_ARM, HOST, Toolchain, select_toolchain
 from generator.errors import FatalError
+from generator.layout import EXAMPLE_EXPECT_FILE
 from generator.lint import lint_library
 
 
@@ -85,6 +86,46 @@ def _append_summary(path: str, markdown: str) -> None:
 
 def _temporary() -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix="check-")
+
+
+def sketch_overlay(
+    library: Path, sketches: Sequence[Path], overlay: Path
+) -> tuple[list[str], list[str]]:
+    """A library at `overlay` whose examples are the user's `sketches` (each a folder holding
+    `<folder name>.ino`), the rest linked to `library`'s files (so the object cache's
+    entries for them are reused).
+
+    Returns:
+        the sketches' names, and those of them without an `expected.yaml` (each gets one
+        that nothing reads: they are not run).
+
+    Raises:
+        FatalError: a sketch folder is missing, has no `<name>.ino`, or two have one name.
+    """
+    names: list[str] = []
+    unexpected: list[str] = []
+    for entry in library.iterdir():
+        if entry.name != "examples":
+            (overlay / entry.name).symlink_to(entry.resolve())
+    for sketch in sketches:
+        folder = sketch.resolve()
+        name = folder.name
+        if not (folder / f"{name}.ino").is_file():
+            raise FatalError(
+                f"--sketch {sketch}: no {name}.ino in it; pass the sketch's folder (Arduino "
+                "names the main file after its folder)"
+            )
+        if name in names:
+            raise FatalError(f"--sketch: two sketches are named {name}; rename one folder")
+        names.append(name)
+        target = overlay / "examples" / name
+        target.mkdir(parents=True)
+        for item in folder.iterdir():
+            (target / item.name).symlink_to(item.resolve())
+        if not (folder / EXAMPLE_EXPECT_FILE).is_file():
+            unexpected.append(name)
+            (target / EXAMPLE_EXPECT_FILE).write_text('must_print: ["(not run)"]\n')
+    return names, unexpected
 
 
 def _materialize(folder: Path) -> None:
@@ -144,18 +185,36 @@ def check(args: argparse.Namespace) -> int:
     readme = args.library.resolve() / "README.md"
     if getattr(args, "update_docs", False):
         check_readme(readme)  # before the check runs, not after
+    sketches = [Path(p) for p in getattr(args, "sketch", None) or []]
+    if sketches and (args.example or getattr(args, "update_docs", False)):
+        raise FatalError(
+            "--sketch checks your own sketches against the library; it goes with neither "
+            "--example nor --update-docs"
+        )
     lint = lint_library(args.library)
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm) if main_thread else None
     try:
-        report = run_check(
-            args.library.resolve(),
-            examples=args.example,
-            compiler=args.compiler,
-            run=not args.no_run,
-            cache_dir=cache_dir,
-            keep=keep,
-        )
+        with contextlib.ExitStack() as stack:
+            library, examples, run = args.library.resolve(), args.example, not args.no_run
+            if sketches:
+                overlay = Path(stack.enter_context(_temporary()))
+                examples, unexpected = sketch_overlay(library, sketches, overlay)
+                library = overlay
+                if unexpected and run:
+                    print(
+                        f"note: {', '.join(unexpected)} has no expected.yaml (what a run must "
+                        "print), so nothing is run: compiled, sized and judged by the loader"
+                    )
+                    run = False
+            report = run_check(
+                library,
+                examples=examples,
+                compiler=args.compiler,
+                run=run,
+                cache_dir=cache_dir,
+                keep=keep,
+            )
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
