@@ -42,7 +42,10 @@ REPORT = {
 def test_the_section_says_per_core_what_the_loader_does() -> None:
     text = link_modes_markdown(REPORT)
     assert "| example | `0.53.1` | `0.55.0` (pinned) |" in text
-    assert "| AddModel | ❌ rc -12, needs 140,000 B of 128 KiB | ✅ 70,032 B of 128 KiB |" in text
+    assert (
+        "| AddModel | ❌ rc -12, needs 140,000 B of 128 KiB (8,928 B over) "
+        "| ✅ 70,032 B of 128 KiB |" in text
+    )
     assert "| HelloExecuTorch | ✅ 20,568 B of 128 KiB | ✅ 13,864 B of 128 KiB |" in text
     assert "pick Tools > Link mode > Static" in text and "Failed to load sketch, rc -N" in text
     assert "0.55.2, 0.56.0 and later) were not checked" in text
@@ -87,7 +90,10 @@ def test_each_checked_example_gets_its_lines(tmp_path: Path) -> None:
     assert sorted(p.parent.name for p in written) == ["AddModel", "HelloExecuTorch"]
     add = (tmp_path / "AddModel/AddModel.ino").read_text()
     assert "//   0.55.0 (pinned): loads, 70,032 B of its 128 KiB heap\n" in add
-    assert "//   0.53.1: refused (rc -12, needs 140,000 B of 128 KiB): pick Static\n" in add
+    assert (
+        "//   0.53.1: refused (rc -12, needs 140,000 B of 128 KiB (8,928 B over)): pick Static\n"
+        in add
+    )
     assert add.endswith(f"{SKETCH_END}\n\nvoid setup() {{}}\n") and "not checked yet" not in add
     assert "not checked yet" in (tmp_path / "Other/Other.ino").read_text()
 
@@ -103,4 +109,7 @@ def test_a_refusal_says_why_in_a_few_words() -> None:
         "llext: Failed to link, ret -8"]}  # fmt: skip
     assert reason(undefined) == "`memcpy` not exported (+1 more)"
     assert reason(far) == "branch to `__aeabi_dmul` out of range"
-    assert reason(_verdict("0.55.0", False, 140_000, errno=12)) == "needs 140,000 B of 128 KiB"
+    assert (
+        reason(_verdict("0.55.0", False, 140_000, errno=12))
+        == "needs 140,000 B of 128 KiB (8,928 B over)"
+    )

@@ -186,4 +186,5 @@ def test_every_core_has_a_verdict_and_the_heap_grew_on_main(tmp_path: Path) -> N
     # The same allocations; the larger heap's bookkeeping (8-byte chunk headers) differs.
     small, big = verdicts["0.55.0"].peak_bytes, verdicts["main@177dcef6"].peak_bytes
     assert small is not None and big is not None and abs(small - big) < 64
-    assert "refused, rc -12" in verdicts["0.55.0"].summary()
+    summary = verdicts["0.55.0"].summary()
+    assert "refused, rc -12" in summary and f"{small - 131_072:,} B over" in summary

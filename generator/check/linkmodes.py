@@ -60,7 +60,7 @@ def reason(v: Mapping[str, Any]) -> str:
     peak = v.get("peak_bytes")
     log = " ".join(str(line) for line in v.get("log") or [])
     if v.get("errno") == 12 and isinstance(peak, int):
-        return f"needs {peak:,} B of {heap // 1024} KiB"
+        return f"needs {peak:,} B of {heap // 1024} KiB ({peak - heap:,} B over)"
     if m := _UNDEFINED.search(log):
         more = len(set(_UNDEFINED.findall(log))) - 1
         return f"`{m.group(1)}` not exported" + (f" (+{more} more)" if more > 0 else "")

@@ -106,7 +106,10 @@ class CoreVerdict:
             (line for line in self.log if "Failed to" not in line and "Could not" not in line),
             self.log[-1] if self.log else "",
         )
-        return f"core {self.core}: refused, rc -{self.errno} ({first}); needs {need}"
+        over = ""
+        if self.errno == 12 and self.peak_bytes is not None:
+            over = f", {self.peak_bytes - self.heap_bytes:,} B over"
+        return f"core {self.core}: refused, rc -{self.errno} ({first}); needs {need}{over}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
