@@ -119,8 +119,8 @@ def test_arena_cut_below_need_fails(real_main: BuildResult, tmp_path: Path) -> N
     shutil.copytree(real_main.out, lib)
     sketch = lib / "examples/AddModel/AddModel.ino"
     source = sketch.read_text()
-    assert "arena[8 * 1024]" in source
-    sketch.write_text(source.replace("arena[8 * 1024]", "arena[256]"))
+    assert "kArenaBytes = 8 * 1024;" in source
+    sketch.write_text(source.replace("kArenaBytes = 8 * 1024;", "kArenaBytes = 256;"))
     report = run_check(lib, examples=["AddModel"], compiler="gcc-arm")
     assert not report.passed
     example = report.to_dict()["examples"][0]
