@@ -11,6 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from generator.boards import UNO_Q
 from generator.check.cores import CORES, core, pinned_core
@@ -188,3 +190,52 @@ def test_every_core_has_a_verdict_and_the_heap_grew_on_main(tmp_path: Path) -> N
     assert small is not None and big is not None and abs(small - big) < 64
     summary = verdicts["0.55.0"].summary()
     assert "refused, rc -12" in summary and f"{small - 131_072:,} B over" in summary
+
+
+def test_a_region_with_a_prepad_is_placed_where_zephyr_places_it(tmp_path: Path) -> None:
+    # 64-aligned read-only data merged into one .rodata (as cores before 0.54.0 link): the
+    # region starts `prepad` bytes before its first section, and each section lies at the
+    # region's address plus its offset from that start, prepad counted once.
+    code = """
+        __attribute__((section(".myro"), aligned(64), used)) const int myro[16] = {1, 2, 3};
+        extern int __real_puts(const char *);
+        static const char hello[] = "hello";
+        int main(void) { return __real_puts(hello) + (int)(long)&myro[1]; }
+    """
+    data = _extension(tmp_path, code, split=False)
+    loaded = load(
+        data, heap_bytes=131_072, exports={"__real_puts": 0x0801_2345}, heap_base=HEAP,
+        storage_base=FLASH, rodata_split=False,
+    )  # fmt: skip
+    rodata = loaded.regions["RODATA"]
+    assert rodata.prepad > 0 and rodata.align == 64 and rodata.address % 64 == 0
+    assert loaded.entry  # "main" was read from the export table's relocated name pointer
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    edits=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), min_size=1, max_size=6)
+)
+def test_a_damaged_upload_file_is_refused_or_loaded_never_crashes(
+    edits: list[tuple[int, int]], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    global _FUZZ_SEED
+    if _FUZZ_SEED is None:
+        _FUZZ_SEED = _extension(tmp_path_factory.mktemp("seed"), PRINTS)
+    data = bytearray(_FUZZ_SEED)
+    for at, value in edits:
+        data[at % len(data)] = value
+    try:
+        load(bytes(data), heap_bytes=65_536, exports={"__real_puts": 0x0801_0001},
+             heap_base=HEAP, storage_base=FLASH)  # fmt: skip
+    except LoadError as e:
+        assert e.errno in (ENOEXEC, ENOMEM, ENODATA, 2, 14, 134) and e.log
+    try:
+        short_branches_out(bytes(data))
+    except LoadError as e:
+        assert e.errno == ENOEXEC
+
+
+_FUZZ_SEED: bytes | None = None

@@ -40,7 +40,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from elftools.common.exceptions import ELFError
+from elftools.common.exceptions import ELFError, ELFParseError
 from elftools.elf.elffile import ELFFile
 
 ENOEXEC = 8
@@ -137,7 +137,13 @@ class Allocation:
 
 @dataclass
 class Region:
-    """A loader region: its sections' span in the file and where it was placed."""
+    """A loader region: its sections' span in the file and where it was placed.
+
+    `offset`, `size` and `address` include the prepad (the bytes before the first section
+    that align the region's start, as Zephyr's `llext_map_sections` adds them): a section
+    lies at `address + (its file offset - offset)`. `data` is the region's bytes from
+    `address` on.
+    """
 
     name: str
     offset: int
@@ -258,7 +264,27 @@ def _kind(section: Any) -> str | None:
     return kind
 
 
-def load(
+def load(data: bytes, **options: Any) -> Loaded:
+    """Load the ELF `data` as the board's loader would (the options: `_load`'s).
+
+    Whatever the file holds, the only error is `LoadError`: a file so malformed that it
+    cannot be read (section headers or tables past its end, entries of the wrong size) is
+    refused as Zephyr refuses an invalid ELF, with -ENOEXEC.
+
+    Raises:
+        LoadError: what Zephyr refuses, with its error number and log lines.
+    """
+    try:
+        return _load(data, **options)
+    except LoadError:
+        raise
+    except (ELFError, ELFParseError, struct.error, IndexError, KeyError, ValueError,
+            AttributeError, TypeError, UnicodeDecodeError) as e:  # fmt: skip
+        reason = " ".join(str(e).split())[:200]
+        raise LoadError(ENOEXEC, [f"llext: Invalid ELF ({type(e).__name__}: {reason})"]) from None
+
+
+def _load(
     data: bytes,
     *,
     heap_bytes: int,
@@ -327,6 +353,9 @@ def load(
         if kind == "RODATA" and rodata_split and section.name.startswith(NORELOC_SECTION):
             kind = "RODATA_NORELOC"
         sh = section.header
+        if kind in ("PREINIT", "INIT", "FINI") and (sh.sh_entsize != 4 or sh.sh_size % 4):
+            raise fail(ENOEXEC, f"Invalid {kind.lower()} array in section {index}",
+                       "Failed to map ELF sections, ret -8")  # fmt: skip
         end = sh.sh_offset + (0 if sh.sh_type == _SHT_NOBITS else sh.sh_size)
         region = regions.get(kind)
         if region is None:
@@ -337,6 +366,9 @@ def load(
         elif kind == "BSS":
             raise fail(ENOTSUP, "Multiple SHT_NOBITS sections are not supported",
                        "Failed to map ELF sections, ret -134")  # fmt: skip
+        elif kind in ("PREINIT", "INIT", "FINI"):
+            raise fail(ENOEXEC, f"Region {_index(kind)} redefined",
+                       "Failed to map ELF sections, ret -8")  # fmt: skip
         else:
             if (region.flags ^ sh.sh_flags) & (_SHF_WRITE | _SHF_ALLOC | _SHF_EXECINSTR):
                 raise fail(ENOEXEC, f"Unsupported section flags {region.flags:#x} / "
@@ -414,7 +446,7 @@ def load(
     image = bytearray(heap.cursor - heap_base)
     for region in regions.values():
         if region.on_heap:
-            start = region.address - region.prepad - heap_base
+            start = region.address - heap_base
             image[start : start + len(region.data)] = region.data
     return Loaded(
         heap.allocations, heap.peak, heap_bytes, heap_base, regions, bytes(image), entry, init
@@ -458,7 +490,7 @@ def _place(
         if name == "RODATA_NORELOC" and region.has_relocs:
             raise fail(ENOEXEC, f"{NORELOC_SECTION} has relocations")
         if in_place:
-            region.address = storage_base + region.offset + region.prepad
+            region.address = storage_base + region.offset
             region.data = content
             continue
         got = heap.alloc(name, region.size, region.align)
@@ -471,7 +503,9 @@ def _place(
             )
         if region.nobits:
             content = bytearray(region.size)
-        region.address = got.address + region.prepad
+        else:
+            content[: region.prepad] = bytes(region.prepad)  # the copy starts with zeros
+        region.address = got.address
         region.on_heap = True
         region.data = content
 
@@ -498,7 +532,16 @@ def _link(
             return ENOTSUP
         if sh.sh_type != _SHT_REL:
             continue
+        if sh.sh_entsize != 8:
+            log.append(f"llext: Invalid entry size {sh.sh_entsize} for SHT_REL section {index}")
+            return ENOEXEC
         target = sh.sh_info
+        if target >= len(sections) or sh.sh_size % 8:
+            log.append(
+                f"llext: Sanity checks failed for section {index} (info {target}, size "
+                f"{sh.sh_size}, entsize {sh.sh_entsize})"
+            )
+            return ENOEXEC
         if not sections[target].header.sh_flags & _SHF_ALLOC or sh.sh_size == 0:
             continue
         kind = section_region.get(target)
@@ -529,20 +572,31 @@ def _link(
                 value = found
             elif shndx == "SHN_ABS":
                 value = symbol.entry.st_value
+            elif isinstance(shndx, int) and 0 < shndx < len(sections):
+                value = address_of(shndx) + symbol.entry.st_value
             else:
-                value = address_of(int(shndx)) + symbol.entry.st_value
-            at = base - region.address + region.prepad + offset
+                log.append(
+                    "llext: cannot apply relocation: target symbol has unexpected section "
+                    f"index {shndx}"
+                )
+                first = first or ENOEXEC
+                continue
+            at = base - region.address + offset
             place = base + offset
-            error = _relocate(region.data, at, rtype, value, place, name)
+            bias = regions["TEXT"].address if "TEXT" in regions else 0
+            error = _relocate(region.data, at, rtype, value, place, name, bias)
             if error:
                 log.append(error)
                 first = first or ENOEXEC
     return first
 
 
-def _relocate(buf: bytearray, at: int, rtype: int, s: int, p: int, name: str) -> str | None:
+def _relocate(
+    buf: bytearray, at: int, rtype: int, s: int, p: int, name: str, bias: int = 0
+) -> str | None:
     """Apply one REL relocation of type `rtype` at `buf[at]` (address `p`) to symbol value
-    `s`; the error line when Zephyr refuses it."""
+    `s` (`bias`: the text region's address, R_ARM_RELATIVE's load bias); the error line
+    when Zephyr refuses it."""
     if rtype not in RELOCATIONS:
         return f"elf: unknown relocation: {rtype}"
     if rtype in (0, 40):
@@ -552,7 +606,7 @@ def _relocate(buf: bytearray, at: int, rtype: int, s: int, p: int, name: str) ->
         return None
     if rtype in (2, 38, 3, 21, 22, 23):
         (word,) = struct.unpack_from("<I", buf, at)
-        value = {2: word + s, 38: word + s, 3: word + s - p, 21: s, 22: s, 23: word}[rtype]
+        value = {2: word + s, 38: word + s, 3: word + s - p, 21: s, 22: s, 23: word + bias}[rtype]
         struct.pack_into("<I", buf, at, value & 0xFFFFFFFF)
         return None
     out_of_range = f"elf: sym '{name}': relocation out of range ({p:#x} -> {s:#x})"
@@ -635,7 +689,7 @@ def _exported(export: Region, regions: dict[str, Region]) -> dict[str, int]:
 
 def _read_string(address: int, regions: dict[str, Region]) -> str | None:
     for region in regions.values():
-        start = region.address - region.prepad
+        start = region.address
         if start <= address < start + len(region.data):
             raw = bytes(region.data[address - start :])
             return raw.split(b"\0", 1)[0].decode("utf-8", errors="replace")
@@ -666,5 +720,7 @@ def short_branches_out(data: bytes) -> list[tuple[str, str]]:
                 if rtype in SHORT_BRANCHES and outside:
                     out.append((RELOCATIONS[rtype][0], str(symbol.name)))
         return out
-    except (ELFError, struct.error, ValueError):
-        raise LoadError(ENOEXEC, ["llext: Invalid ELF, magic does not match"]) from None
+    except (ELFError, ELFParseError, struct.error, IndexError, KeyError, ValueError,
+            AttributeError, TypeError, UnicodeDecodeError) as e:  # fmt: skip
+        reason = " ".join(str(e).split())[:200]
+        raise LoadError(ENOEXEC, [f"llext: Invalid ELF ({type(e).__name__}: {reason})"]) from None
