@@ -207,3 +207,23 @@ def test_a_sketch_folder_without_its_ino_is_refused(tmp_path: Path) -> None:
     (tmp_path / "o").mkdir()
     with pytest.raises(FatalError, match="no Folder.ino in it"):
         sketch_overlay(tmp_path / "Lib", [tmp_path / "Folder"], tmp_path / "o")
+
+
+def test_keep_and_update_docs_refuse_what_would_lose_or_hide_something(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lib = write_library(tmp_path / "Tiny", {"Hello": (HELLO_SKETCH, HELLO_EXPECTED)})
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "mine").symlink_to(tmp_path)
+    for argv, message in (
+        (["--keep", str(used)], "is not empty"),
+        (["--keep", str(lib / "examples")], "is inside the library"),
+        (["--example", "Hello", "--update-docs"], "without --example"),
+    ):
+        with pytest.raises(SystemExit) as exc:
+            main(["check", str(lib), "--no-run", *argv])
+        assert exc.value.code == 1
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err
+    assert (used / "mine").is_symlink()  # the user's folder is left as it was

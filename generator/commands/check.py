@@ -138,15 +138,23 @@ def _materialize(folder: Path) -> None:
             shutil.copyfile(target, link)
 
 
-def _keep_dir(path: Path) -> Path:
+def _keep_dir(path: Path, library: Path) -> Path:
     """`--keep DIR`, resolved and created before anything runs.
 
     Raises:
-        FatalError: DIR is a file, or it cannot be created.
+        FatalError: DIR is a file, a folder that is not empty, inside the library, or it
+            cannot be created.
     """
     path = path.resolve()
     if path.exists() and not path.is_dir():
         raise FatalError(f"--keep {path} is a file; pass a folder (it is created)")
+    if path.is_relative_to(library.resolve()):
+        raise FatalError(f"--keep {path} is inside the library {library}; pass a folder outside it")
+    if path.is_dir() and any(path.iterdir()):
+        raise FatalError(
+            f"--keep {path} is not empty; pass a new or empty folder (the check writes a "
+            "folder per example there)"
+        )
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -176,12 +184,17 @@ def check(args: argparse.Namespace) -> int:
         FatalError: bad library, unknown example, missing tool (see `run_check`); the
             JSON or step summary cannot be written; SIGTERM.
     """
+    if args.example and getattr(args, "update_docs", False):
+        raise FatalError(
+            "--update-docs writes every example's row: run it without --example (the "
+            "README would otherwise describe only the examples checked)"
+        )
     # Resolved before anything runs: compiles run in other folders.
     json_path = args.json.resolve() if args.json else None
     if json_path is not None and json_path.is_dir():
         raise FatalError(f"--json {json_path} is a folder; pass a file name")
     cache_dir = args.cache_dir.resolve() if args.cache_dir else None
-    keep = _keep_dir(args.keep) if getattr(args, "keep", None) else None
+    keep = _keep_dir(args.keep, args.library) if getattr(args, "keep", None) else None
     readme = args.library.resolve() / "README.md"
     if getattr(args, "update_docs", False):
         check_readme(readme)  # before the check runs, not after
@@ -306,7 +319,8 @@ def run_check(
                 _check_example(library, name, toolchain, board, run, cache, work)
             )
     if keep is not None:
-        _materialize(keep)
+        for name in names:
+            _materialize(keep / name)
     cache.clear_temporaries()
     report.cache = cache.stats
     report.seconds = time.monotonic() - start
