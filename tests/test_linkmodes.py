@@ -113,3 +113,11 @@ def test_a_refusal_says_why_in_a_few_words() -> None:
         reason(_verdict("0.55.0", False, 140_000, errno=12))
         == "needs 140,000 B of 128 KiB (8,928 B over)"
     )
+
+
+def test_the_reason_is_the_first_error_the_loader_logged() -> None:
+    mixed = {**_verdict("0.55.0", False, 9_000, errno=8), "log": [
+        "elf: sym '__aeabi_ddiv': relocation out of range (0x20010040 -> 0x8010001)",
+        "llext: Undefined symbol with no entry in symbol table __errno, offset 8, link section 3",
+        "llext: Failed to link, ret -8"]}  # fmt: skip
+    assert reason(mixed) == "branch to `__aeabi_ddiv` out of range"

@@ -54,19 +54,23 @@ _OUT_OF_RANGE = re.compile(r"sym '([^']+)': relocation out of range")
 
 
 def reason(v: Mapping[str, Any]) -> str:
-    """Why a refused verdict was refused, in a few words: `needs 140,000 B of 128 KiB`,
-    `memcpy not exported`, `branch to __aeabi_dmul out of range`."""
+    """Why a refused verdict was refused, in a few words, from the loader's first error (the
+    one its return code is): `needs 140,000 B of 128 KiB (8,928 B over)`, `` `memcpy` not
+    exported``, ``branch to `__aeabi_dmul` out of range``."""
     heap = int(v.get("heap_bytes") or 0)
     peak = v.get("peak_bytes")
-    log = " ".join(str(line) for line in v.get("log") or [])
+    log = [str(line) for line in v.get("log") or []]
     if v.get("errno") == 12 and isinstance(peak, int):
-        return f"needs {peak:,} B of {heap // 1024} KiB ({peak - heap:,} B over)"
-    if m := _UNDEFINED.search(log):
-        more = len(set(_UNDEFINED.findall(log))) - 1
-        return f"`{m.group(1)}` not exported" + (f" (+{more} more)" if more > 0 else "")
-    if m := _OUT_OF_RANGE.search(log):
-        return f"branch to `{m.group(1)}` out of range"
-    return str(v.get("log", [""])[-1]) if v.get("log") else "refused"
+        over = f" ({peak - heap:,} B over)" if peak > heap else " (with alignment)"
+        return f"needs {peak:,} B of {heap // 1024} KiB{over}"
+    undefined = {m.group(1) for line in log if (m := _UNDEFINED.search(line))}
+    for line in log:
+        if m := _UNDEFINED.search(line):
+            more = len(undefined) - 1
+            return f"`{m.group(1)}` not exported" + (f" (+{more} more)" if more > 0 else "")
+        if m := _OUT_OF_RANGE.search(line):
+            return f"branch to `{m.group(1)}` out of range"
+    return log[-1] if log else "refused"
 
 
 def _cell(v: Mapping[str, Any]) -> str:
