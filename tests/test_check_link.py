@@ -11,6 +11,7 @@ back with arm-none-eabi-nm.
 from __future__ import annotations
 
 import dataclasses
+import struct
 import subprocess
 import textwrap
 from pathlib import Path, PurePosixPath
@@ -20,7 +21,7 @@ from check_fixtures import needs_tools, write_library
 
 from generator.boards import UNO_Q
 from generator.check.cores import CORES
-from generator.check.dynamic import SKETCH_HEADER_BYTES, dynamic_stage
+from generator.check.dynamic import dynamic_stage
 from generator.check.link import (
     MAX_OBJECT_LIST_CHARS,
     LibraryLinkage,
@@ -227,9 +228,10 @@ def test_the_dynamic_stage_fails_with_the_overflow_in_bytes(tmp_path: Path) -> N
     line = stage_link(_inputs(tmp_path, False), tmp_path / "b", AR, "/r")
     stage, sizes = dynamic_stage(line, UNO_Q, tmp_path / "fits", "S")
     assert stage.status is Status.PASS and sizes is not None
-    elf = tmp_path / "fits/S.elf"
-    # The upload file: the stripped ELF and zephyr-sketch-tool's 16-byte header.
-    assert sizes.flash == elf.stat().st_size + SKETCH_HEADER_BYTES
+    # The upload file: the stripped ELF with zephyr-sketch-tool's header in its e_ident.
+    upload = (tmp_path / "fits/S.elf-zsk.bin").read_bytes()
+    assert sizes.flash == len(upload) and upload[:7] == b"\x7fELF\x01\x01\x01"
+    assert upload[7:15] == struct.pack("<BIHB", 1, len(upload), 0x2341, 0)
     # RAM: what the pinned core's loader takes from its heap, judged for every core.
     assert sizes.pinned is not None and sizes.pinned.loaded
     assert sizes.pinned.peak_bytes is not None

@@ -15,8 +15,12 @@ Source: arduino/ArduinoCore-zephyr `platform.txt` at the tags of `cores.py`:
   that puts each `.rodata*` section some relocation section targets into `.rodata` and the
   others into `.llext.rodata.noreloc` (read in place from flash), and the second link uses
   it. Before, one `.rodata`.
-- `recipe.hooks.linking.postlink.1`: `strip --strip-debug`; `zephyr-sketch-tool` puts a
-  16-byte header before the ELF (`<sketch>.elf-zsk.bin`, what the board's flash holds).
+- `recipe.hooks.linking.postlink.1`: `strip --strip-debug`; `zephyr-sketch-tool` writes its
+  header into bytes 7 to 15 of the ELF's `e_ident` (version 1, the file's length, magic
+  0x2341, flags: none for a Dynamic sketch), which the ELF specification leaves free; the
+  result, `<sketch>.elf-zsk.bin`, is what the board's flash holds and its loader reads
+  (`tools/zephyr-sketch-tool/main.go` at 0.55.0: space is added only to a file without an
+  ELF header, a Static sketch's binary).
 
 The check's link differs from the board's in these ways, each on purpose:
 
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import struct
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,8 +64,11 @@ from generator.check.toolchains import CORE_DIR, GCC_ARM, GccToolchain
 
 #: The extension's linker script (ours, modelled on the core's build-dynamic.ld).
 LLEXT_SCRIPT = CORE_DIR / "board" / "llext.ld"
-#: zephyr-sketch-tool's header before the ELF in `<sketch>.elf-zsk.bin` (bytes).
-SKETCH_HEADER_BYTES = 16
+#: zephyr-sketch-tool's header: at this offset of the ELF, `<BIHB` (version, length, magic,
+#: flags), bytes 7 to 15 of `e_ident`.
+SKETCH_HEADER_AT = 7
+SKETCH_HEADER = struct.Struct("<BIHB")
+SKETCH_MAGIC = 0x2341
 #: `compiler.zephyr.common_ldflags` of the core's platform.txt.
 COMMON_LDFLAGS = (
     "-fno-exceptions",
@@ -98,6 +106,20 @@ EXPORTS_BASE = FLASH_BASE + 0x1_0000
 #: (the heap's exact address is the firmware's linker's choice; any SRAM address is as far
 #: from the flash).
 HEAP_BASE = SRAM_BASE + 0x1_0000
+
+
+def sketch_file(elf: bytes) -> bytes:
+    """`elf` as zephyr-sketch-tool writes it for a Dynamic sketch (see the module docstring).
+
+    Raises:
+        ValueError: `elf` is not an ELF file, or bytes 7 to 15 are not free.
+    """
+    if elf[:4] != b"\x7fELF" or len(elf) < 16:
+        raise ValueError("not an ELF file")
+    if any(elf[SKETCH_HEADER_AT:16]):
+        raise ValueError("bytes 7 to 15 of e_ident are not free (zephyr-sketch-tool refuses it)")
+    header = SKETCH_HEADER.pack(1, len(elf), SKETCH_MAGIC, 0)
+    return elf[:SKETCH_HEADER_AT] + header + elf[SKETCH_HEADER_AT + len(header) :]
 
 
 def _exports_map(core: CoreFacts) -> dict[str, int]:
@@ -358,25 +380,34 @@ def dynamic_stage(
     out_dir.mkdir(parents=True, exist_ok=True)
     verdicts: list[CoreVerdict] = []
     links: dict[_Flavour, tuple[Path | None, str]] = {}
-    pinned_elf: Path | None = None
+    uploads: dict[str, bytes] = {}
+    elfs: dict[str, bytes] = {}
     for core in cores:
         flavour = _Flavour(core.wrapped, core.rodata_split, core.links_libm)
         if flavour not in links:
             links[flavour] = _link(line, board, out_dir, name, flavour)
         elf, log = links[flavour]
         if elf is None:
-            tail = "\n".join(log.splitlines()[-40:])
-            return StageResult("dynamic", Status.FAIL, f"Dynamic link failed ({core.version})",
-                               tail), None  # fmt: skip
-        verdicts.append(judge(elf.read_bytes(), core))
-        if core.pinned or pinned_elf is None:
-            pinned_elf = elf
-    assert pinned_elf is not None
-    upload = out_dir / f"{name}.elf"
-    upload.write_bytes(pinned_elf.read_bytes())
+            last = next((x for x in reversed(log.splitlines()) if x.strip()), "")
+            verdicts.append(CoreVerdict(core.version, core.pinned, False, core.heap_bytes,
+                                        None, 0, (f"link failed: {last}",)))  # fmt: skip
+            if core.pinned:
+                tail = "\n".join(log.splitlines()[-40:])
+                return StageResult("dynamic", Status.FAIL,
+                                   f"Dynamic link failed ({core.version})", tail), None  # fmt: skip
+            continue
+        elfs[core.version] = elf.read_bytes()
+        uploads[core.version] = sketch_file(elfs[core.version])
+        verdicts.append(judge(uploads[core.version], core))
     pinned = next((v for v in verdicts if v.pinned), verdicts[-1])
+    if pinned.core not in uploads:
+        return StageResult("dynamic", Status.FAIL, "Dynamic link failed", ""), None
+    upload = out_dir / f"{name}.elf-zsk.bin"
+    upload.write_bytes(uploads[pinned.core])
+    # The same ELF without the header, for readelf and nm.
+    (out_dir / f"{name}.elf").write_bytes(elfs[pinned.core])
     sizes = DynamicSizes(
-        flash=upload.stat().st_size + SKETCH_HEADER_BYTES,
+        flash=upload.stat().st_size,
         ram=pinned.peak_bytes or 0,
         flash_max=board.flash_bytes,
         verdicts=tuple(verdicts),

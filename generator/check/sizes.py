@@ -102,6 +102,8 @@ class CoreVerdict:
         need = f"{self.peak_bytes:,} B of the {heap}" if self.peak_bytes is not None else heap
         if self.loaded:
             return f"core {self.core}: loads, {need} ({self.free_percent}% free)"
+        if self.errno == 0:
+            return f"core {self.core}: {self.log[0] if self.log else 'not linked'}"
         first = next(
             (line for line in self.log if "Failed to" not in line and "Could not" not in line),
             self.log[-1] if self.log else "",
@@ -130,7 +132,8 @@ class DynamicSizes:
     """What a Dynamic link gives, bytes.
 
     Attributes:
-        flash: the upload file (stripped ELF + header): what the board's flash holds and
+        flash: the upload file (the stripped ELF, zephyr-sketch-tool's header inside its
+            `e_ident`): what the board's flash holds and
             what arduino-cli reports as "Sketch uses".
         ram: the LLEXT heap the pinned core's loader takes at its peak (`llext.py`'s
             measure: every region it copies, metadata, chunk headers and alignment).

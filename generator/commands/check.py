@@ -380,7 +380,7 @@ def _check_example(
         )
 
     # The Dynamic upload file (the pinned core's), placed by the loader model and booted.
-    upload = work / name / "dynamic" / f"{name}.elf" if report.dynamic else None
+    upload = work / name / "dynamic" / f"{name}.elf-zsk.bin" if report.dynamic else None
     stage, dynamic_run = dynamic_run_stage(upload, expected, work, work / name / "dynamic-run")
     if dynamic_run is not None:
         report.runs.append(dynamic_run)
