@@ -57,7 +57,7 @@ from generator.check.cores import (
     CoreFacts,
 )
 from generator.check.link import LinkLine
-from generator.check.llext import LoadError, load, short_branches_out
+from generator.check.llext import Loaded, LoadError, load, short_branches_out
 from generator.check.sizes import CoreVerdict, DynamicSizes
 from generator.check.stages import StageResult, Status
 from generator.check.toolchains import CORE_DIR, GCC_ARM, GccToolchain
@@ -312,45 +312,42 @@ def _link(
     return elf, ""
 
 
+def _load_for(elf: bytes, core: CoreFacts, heap_bytes: int | None = None) -> Loaded:
+    """`llext.load` of `elf` as `core`'s loader (a heap of `heap_bytes`, when given, and
+    then only measured: no symbol is resolved)."""
+    return load(
+        elf,
+        heap_bytes=core.heap_bytes if heap_bytes is None else heap_bytes,
+        exports=_exports_map(core) if heap_bytes is None else {},
+        heap_base=HEAP_BASE,
+        storage_base=SKETCH_PARTITION,
+        storage_writable=core.storage_writable,
+        rodata_split=core.rodata_split,
+        link=heap_bytes is None,
+    )
+
+
 def judge(elf: bytes, core: CoreFacts) -> CoreVerdict:
-    """The loader's verdict on the upload ELF `elf` for `core` (see `llext.load`)."""
-    short = len(short_branches_out(elf))
+    """The loader's verdict on the upload file `elf` for `core` (see `llext.load`); a
+    refused one carries the heap the load would take without a limit (None when the file
+    cannot be read that far)."""
     try:
-        loaded = load(
-            elf,
-            heap_bytes=core.heap_bytes,
-            exports=_exports_map(core),
-            heap_base=HEAP_BASE,
-            storage_base=SKETCH_PARTITION,
-            storage_writable=core.storage_writable,
-            rodata_split=core.rodata_split,
-        )
+        short = len(short_branches_out(elf))
+    except LoadError:
+        short = 0
+    try:
+        loaded = _load_for(elf, core)
     except LoadError as e:
-        peak = _peak_without_limit(elf, core)
+        try:
+            peak: int | None = _load_for(elf, core, heap_bytes=16 << 20).peak_bytes
+        except LoadError:
+            peak = None
         return CoreVerdict(
             core.version, core.pinned, False, core.heap_bytes, peak, e.errno, tuple(e.log), short
         )
     return CoreVerdict(
         core.version, core.pinned, True, core.heap_bytes, loaded.peak_bytes, 0, (), short
     )
-
-
-def _peak_without_limit(elf: bytes, core: CoreFacts) -> int | None:
-    """What the load would take on a heap without limit (None when it fails otherwise)."""
-    try:
-        loaded = load(
-            elf,
-            heap_bytes=16 << 20,
-            exports={},
-            heap_base=HEAP_BASE,
-            storage_base=SKETCH_PARTITION,
-            storage_writable=core.storage_writable,
-            rodata_split=core.rodata_split,
-            link=False,
-        )
-    except LoadError:
-        return None
-    return loaded.peak_bytes
 
 
 def dynamic_stage(
