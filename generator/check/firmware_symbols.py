@@ -31,12 +31,11 @@ modes; static mode also provides every other global function of the firmware, wh
 its `zephyr.elf` (not in the repository) can list, so the static provision here is a lower
 bound. Not modelled: the trampolines' own bytes on the board.
 
-The check's size links (the static link measured for "Sketch uses", `toolchains.py`, and
-the Dynamic link, `dynamic.py`) define each of these that the link's own objects do not
-define as an absolute symbol outside the sketch (`--defsym`), so that no newlib or libgcc
-code is kept for it (a static link does not extract the member; a relocatable one still
-does, and --gc-sections drops it); the emulator and host builds keep linking the real
-ones.
+The check's static size link (measured for "Sketch uses", `toolchains.py`) defines each of
+these that the link's own objects do not define as an absolute symbol outside the sketch
+(`--defsym`), so that no newlib or libgcc code is kept for it; the emulator and host builds
+keep linking the real ones. The Dynamic link (`dynamic.py`) links no C library at all, as
+the board's does, and leaves these undefined for the loader.
 
 Calibration, the every-kernel AddModel against the board (core 0.90.0: 507,876 B static,
 787,508 B Dynamic upload file): with newlib linked the check measured 524,896 / 804,528 B
@@ -103,8 +102,6 @@ FIRMWARE_FUNCTIONS = (*LIBC_FUNCTIONS, *AEABI_FUNCTIONS, *ASSERT_FUNCTIONS)
 #: a branch's reach of it, so the static link needs no veneers.
 PROVIDED_BASE = 0x0F800000
 NM_TOOL = "arm-none-eabi-nm"
-OBJCOPY_TOOL = "arm-none-eabi-objcopy"
-READELF_TOOL = "arm-none-eabi-readelf"
 
 
 def defined_symbols(inputs: Iterable[Path | str], nm: str = NM_TOOL) -> set[str]:
@@ -148,54 +145,3 @@ def defsym_flags(names: Sequence[str]) -> list[str]:
     """Linker flags (`-Wl,--defsym=NAME=ADDRESS`) giving each of `names` its slot: an
     absolute Thumb address outside the sketch (`PROVIDED_BASE` + 16 bytes per name, + 1)."""
     return [f"-Wl,--defsym={name}={PROVIDED_BASE + 16 * i + 1:#x}" for i, name in enumerate(names)]
-
-
-def relocated_symbols(elf: Path, readelf: str = READELF_TOOL) -> set[str]:
-    """The symbols that the relocations of `elf` (a relocatable ELF) name.
-
-    Raises:
-        FatalError: readelf is missing or cannot read `elf`.
-    """
-    try:
-        proc = subprocess.run(
-            [readelf, "-rW", str(elf)], capture_output=True, text=True, check=False
-        )
-    except FileNotFoundError as err:
-        raise FatalError(f"{readelf} not found; install binutils-arm-none-eabi") from err
-    if proc.returncode != 0:
-        raise FatalError(f"{readelf} failed on {elf}: {proc.stderr.strip()}")
-    out: set[str] = set()
-    for line in proc.stdout.splitlines():
-        # " Offset Info Type Sym.Value Sym.Name[ + addend]"
-        fields = line.split()
-        if len(fields) >= 5 and fields[2].startswith("R_"):
-            out.add(fields[4])
-    return out
-
-
-def strip_unneeded(
-    elf: Path, names: Sequence[str], objcopy: str = OBJCOPY_TOOL, readelf: str = READELF_TOOL
-) -> list[str]:
-    """Drop from `elf` (a relocatable ELF, in place) those of the provided `names` that no
-    relocation names, as if the link had never defined them: the board's extension
-    carries only the undefined symbols it calls.
-
-    Returns:
-        the names dropped.
-
-    Raises:
-        FatalError: objcopy or readelf is missing or fails.
-    """
-    unneeded = sorted(set(names) - relocated_symbols(elf, readelf))
-    if not unneeded:
-        return []
-    args = [f"--strip-symbol={name}" for name in unneeded]
-    try:
-        proc = subprocess.run(
-            [objcopy, *args, str(elf)], capture_output=True, text=True, check=False
-        )
-    except FileNotFoundError as err:
-        raise FatalError(f"{objcopy} not found; install binutils-arm-none-eabi") from err
-    if proc.returncode != 0:
-        raise FatalError(f"{objcopy} failed on {elf}: {proc.stderr.strip()}")
-    return unneeded
