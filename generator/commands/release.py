@@ -16,8 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from generator.staging import work_folder
-
 if TYPE_CHECKING:
     from generator.release import ReleaseOptions, ReleaseResult
     from generator.sync.git import GitEnv
@@ -119,10 +117,16 @@ def run_release(
             characters, an unusable --notes path; a commit not on main; no library.properties
             or version=, or a version that is not SemVer; `v<version>` on another commit
             (without --retag); a version not greater than every published `v*`; git failures
-            (unreachable, credentials refused, push rejected). Nothing is pushed then.
+            (unreachable, credentials refused, push rejected); a tagger name or email git would
+            store changed; a URL the token may not go to (--remote, git's rewriting of it, a
+            redirect: `generator.urls.token_url_problem`). Nothing is pushed then.
+
+    Temporary folders are removed however the run ends (SIGTERM and SIGHUP included); those
+    of earlier runs that were killed are removed first and named on `say`.
     """
     from generator.sync import git as g
     from generator.sync.inputs import check_repo, clean_token
+    from generator.sync.tempdirs import exit_cleanly_on_signals, remove_stale, work_folder
 
     token = clean_token(token)
     check_repo(options.repo)
@@ -130,17 +134,23 @@ def run_release(
         from generator.urls import refuse_credentials
 
         refuse_credentials(options.remote, "--remote")
+    g.check_identity(options.identity)
     notes_path = None
     if options.notes is not None:
         from generator.release import check_notes_path
 
         notes_path = check_notes_path(options.notes)
     remote = options.remote or f"https://github.com/{options.repo}.git"
-    with work_folder(options.work_dir, "executorch-release-") as work, g.git_env(token) as genv:
-        try:
-            result = _release_in(options, work, genv, remote, say, emit)
-        except g.GitFailure as e:
-            raise g.describe_git_failure(e, genv, "work in the clone of the library repo") from None
+    source = "--remote" if options.remote else "the default remote"
+    with exit_cleanly_on_signals(say):
+        remove_stale(say)
+        with work_folder(options.work_dir, "release") as work, g.git_env(token) as genv:
+            try:
+                result = _release_in(options, work, genv, remote, source, say, emit)
+            except g.GitFailure as e:
+                raise g.describe_git_failure(
+                    e, genv, "work in the clone of the library repo"
+                ) from None
     if notes_path is not None:
         from generator.release import write_notes
 
@@ -154,16 +164,18 @@ def _release_in(
     work: Path,
     genv: GitEnv,
     remote: str,
+    source: str,
     say: Callable[[str], None],
     emit: Callable[[str], None],
 ) -> ReleaseResult:
-    """The part of `run_release` that works in the folder `work` (see there)."""
+    """The part of `run_release` that works in the folder `work` (see there); `source` says
+    where `remote` came from."""
     from generator import release as r
     from generator.layout import PROPERTIES_FILE
     from generator.sync import git as g
 
     say(f"cloning the library repo {genv.redact(remote)}")
-    lib = g.clone(remote, work / "library", genv)
+    lib = g.clone(remote, work / "library", genv, source)
     commit = r.resolve_commit(lib, options.ref, genv)
     r.check_on_branch(lib, commit, options.ref, "main", genv)
     version = r.read_version(lib, commit, options.ref)

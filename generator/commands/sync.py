@@ -48,7 +48,6 @@ from generator.layout import (
 )
 from generator.lint import lint_library
 from generator.properties import properties_version
-from generator.staging import work_folder
 from generator.sync import git as g
 from generator.sync.body import (
     PullRequestFacts,
@@ -72,6 +71,7 @@ from generator.sync.github import (
 )
 from generator.sync.inputs import check_api_url, check_base, check_repo, clean_token
 from generator.sync.report import committed_report
+from generator.sync.tempdirs import exit_cleanly_on_signals, remove_stale, work_folder
 from generator.sync.tree import read_texts, replace_generated
 from generator.sync.version import (
     check_not_relabelled,
@@ -275,7 +275,14 @@ def run_sync(
             maintainer's commits on the sync branch, or a failing check. The library repo is
             left as it was (a push is undone when anything after it fails, even unexpectedly).
             Failing to close a superseded pull request, delete its branch or write the step
-            summary is a warning (on `say`), not an error.
+            summary is a warning (on `say`), not an error. Also: a bot name or email git would
+            store changed (`generator.sync.git.check_identity`); a URL the token may not go
+            to (`generator.urls.token_url_problem`: --remote, the API's clone_url, git's
+            rewriting of either, a redirect), refused before the token is sent.
+
+    Temporary folders (the work folder, the askpass folder) are removed however the run ends
+    (SIGTERM and SIGHUP included); those of earlier runs that were killed are removed first,
+    and named on `say` (`generator.sync.tempdirs`).
     """
     token = clean_token(token)
     check_repo(options.repo)
@@ -284,27 +291,34 @@ def run_sync(
         refuse_credentials(options.remote, "--remote")
     refuse_credentials(options.build.executorch_repo, "--executorch-repo")
     check_base(options.base)
+    g.check_identity(options.identity)
     if options.build.library_version is not None:
         check_explicit_version(options.build.library_version)
-    gh: GitHubRepo | None = None
-    remote = options.remote
-    if not options.dry_run:
-        if not token:
-            raise FatalError(
-                "GITHUB_TOKEN is not set: export a token with contents: write and "
-                "pull-requests: write on the library repo (or use --dry-run)"
-            )
-        gh = connect(options.api_url, options.repo, token)
-        info = gh.preflight()
-        remote = remote or info.clone_url
-    remote = remote or f"https://github.com/{options.repo}.git"
-
-    with work_folder(options.work_dir, "executorch-sync-") as work, g.git_env(token) as genv:
-        run = _Run(options, work, genv, gh, build, check, say, emit)
-        try:
-            return _sync_in(run, remote)
-        except g.GitFailure as e:
-            raise g.describe_git_failure(e, genv, "work in the clone of the library repo") from None
+    with exit_cleanly_on_signals(say):
+        remove_stale(say)
+        gh: GitHubRepo | None = None
+        remote, source = options.remote, "--remote"
+        if not options.dry_run:
+            if not token:
+                raise FatalError(
+                    "GITHUB_TOKEN is not set: export a token with contents: write and "
+                    "pull-requests: write on the library repo (or use --dry-run)"
+                )
+            gh = connect(options.api_url, options.repo, token)
+            info = gh.preflight()
+            if remote is None and info.clone_url:
+                remote = info.clone_url
+                source = f"the clone_url of {options.repo} in the answer of {options.api_url}"
+        if remote is None:
+            remote, source = f"https://github.com/{options.repo}.git", "the default remote"
+        with work_folder(options.work_dir, "sync") as work, g.git_env(token) as genv:
+            run = _Run(options, work, genv, gh, build, check, say, emit)
+            try:
+                return _sync_in(run, remote, source)
+            except g.GitFailure as e:
+                raise g.describe_git_failure(
+                    e, genv, "work in the clone of the library repo"
+                ) from None
 
 
 @dataclass(frozen=True)
@@ -334,10 +348,11 @@ class _Clone:
         return Path(self.lib.working_dir)
 
 
-def _sync_in(run: _Run, remote: str) -> SyncResult:
-    """The steps of `run_sync`, in the work folder (see there)."""
+def _sync_in(run: _Run, remote: str, source: str) -> SyncResult:
+    """The steps of `run_sync`, in the work folder (see there); `source` says where `remote`
+    came from."""
     options = run.options
-    clone = _clone(run, remote)
+    clone = _clone(run, remote, source)
     built, branch = _build(run)
     if not _replace(run, clone, built, branch):
         run.emit(
@@ -409,14 +424,15 @@ def _sync_in(run: _Run, remote: str) -> SyncResult:
     )
 
 
-def _clone(run: _Run, remote: str) -> _Clone:
+def _clone(run: _Run, remote: str, source: str) -> _Clone:
     """Clone the library repo into the work folder.
 
     Raises:
-        FatalError: the repo has no base branch.
+        FatalError: the repo has no base branch; a URL git would use takes the token where
+            it may not go (`generator.sync.git.clone`).
     """
     run.say(f"cloning the library repo {run.genv.redact(display_url(remote))}")
-    lib = g.clone(remote, run.work / "library", run.genv)
+    lib = g.clone(remote, run.work / "library", run.genv, source)
     base = run.options.base
     if g.remote_branch_sha(lib, base) is None:
         raise FatalError(

@@ -5,14 +5,27 @@ The token never reaches git's argv, a remote URL or any config: commands that ma
 remote run with `GIT_ASKPASS` pointing at a throw-away script that prints the token from an
 environment variable set only for that process, and with `-c credential.helper=` so no
 configured helper (e.g. `store`) is asked to save the credentials git used.
+
+The token goes only where `generator.urls.token_url_problem` allows (https; plain http only to
+loopback): `clone` checks the URL git will really fetch from (`git ls-remote --get-url`, which
+applies `url.<base>.insteadOf`) before it connects, and the clone's fetch and push URLs
+(`git remote get-url --all [--push] origin`: insteadOf, pushInsteadOf, `pushurl`) before
+anything is pushed; and the askpass script answers only prompts for an allowed URL, which
+covers a redirect (git names the URL it was redirected to when it asks).
+
+The bot's identity is checked as git stores it (`check_identity`): git strips leading and
+trailing "crud" and drops `<`, `>` and newlines (git `ident.c`, `strbuf_addstr_without_crud`),
+so a name it would change is refused up front instead of committed changed, which would make
+the next sync take its own commits for someone else's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import stat
-import tempfile
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,7 +37,9 @@ from git.exc import BadName
 from generator.errors import FatalError
 from generator.gitfail import redact_urls
 from generator.properties import properties_version
+from generator.sync.tempdirs import owned_temp_dir
 from generator.sync.version import VersionUse, tag_versions
+from generator.urls import REFUSAL, check_token_url
 from generator.version import highest, parse
 
 #: The environment variable the askpass script reads the token from (set for git only).
@@ -46,12 +61,23 @@ _SAFE_CONFIG = (
     "core.hooksPath=/dev/null",
 )
 
-_ASKPASS_SCRIPT = f"""#!/bin/sh
-case "$1" in
-  Username*) echo {TOKEN_USER} ;;
-  *) printf '%s\\n' "${TOKEN_ENV}" ;;
-esac
+#: The askpass script: the interpreter running sync, on `_ASKPASS_PY` (no secret in either).
+_ASKPASS_SH = """#!/bin/sh
+exec {python} -I {script} "$@"
 """
+#: It answers through `generator.urls.askpass_reply` (the one rule for where the token goes),
+#: imported from the folder this generator runs from; the token comes from the environment.
+_ASKPASS_PY = """import os, sys
+sys.path.insert(0, {root!r})
+from generator.urls import askpass_reply
+answer, refusal = askpass_reply(" ".join(sys.argv[1:]), {user!r}, os.environ.get({env!r}, ""))
+if answer is None:
+    print(refusal, file=sys.stderr)
+    sys.exit(1)
+print(answer)
+"""
+#: The folder holding the `generator` package (a checkout's root, or site-packages).
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 #: The bot that commits syncs and tags releases, unless --bot-name/--bot-email say otherwise.
@@ -65,6 +91,52 @@ class Identity:
 
     name: str
     email: str
+
+
+def _crud(c: str) -> bool:
+    """What git strips from both ends of a name or email (git `ident.c`, `crud()`)."""
+    return ord(c) <= 32 or c in ".,:;<>\"\\'"
+
+
+def git_stored(value: str) -> str:
+    """`value` as git stores it in a commit or tag as a name or email: leading and trailing
+    crud (`_crud`) stripped, then every `<`, `>` and newline dropped (git `ident.c`,
+    `strbuf_addstr_without_crud`, which `fmt_ident` applies to both)."""
+    start, end = 0, len(value)
+    while start < end and _crud(value[start]):
+        start += 1
+    while end > start and _crud(value[end - 1]):
+        end -= 1
+    return "".join(c for c in value[start:end] if c not in "<>\n")
+
+
+def check_identity(
+    identity: Identity, name_option: str = "--bot-name", email_option: str = "--bot-email"
+) -> Identity:
+    """Refuse a bot name or email that git would store differently, or that holds control
+    characters; returns `identity` unchanged.
+
+    Raises:
+        FatalError: naming the option, the value as given (repr) and as git would store it.
+    """
+    for option, value, example in (
+        (name_option, identity.name, "executorch-arduino-bot"),
+        (email_option, identity.email, "bot@users.noreply.github.com"),
+    ):
+        stored = git_stored(value)
+        if not stored:
+            raise FatalError(
+                f"{option} {value!r} is empty once git strips what it does not store (space, "
+                f"control characters and . , : ; < > \" \\ ' at the ends): give e.g. {example}"
+            )
+        if any(not c.isprintable() for c in value) or stored != value:
+            raise FatalError(
+                f"{option} {value!r} would be stored by git as {stored!r} (git strips space, "
+                "control characters and . , : ; < > \" \\ ' at the ends and drops < > and "
+                "newlines), and sync would then not recognise its own commits: give "
+                f"{stored!r} or another value git keeps as it is"
+            )
+    return identity
 
 
 class GitEnv:
@@ -116,11 +188,18 @@ def git_env(token: str | None) -> Iterator[GitEnv]:
     """Yield a `GitEnv` whose askpass script answers with `token`; the script is removed after.
 
     The script holds no secret (it prints `$EXECUTORCH_SYNC_GIT_TOKEN`), so nothing written to
-    disk contains the token.
+    disk contains the token; it answers only prompts for a URL the token may go to
+    (`generator.urls.askpass_reply`). Its folder is an `owned_temp_dir`.
     """
-    with tempfile.TemporaryDirectory(prefix="executorch-sync-askpass-") as tmp:
-        script = Path(tmp) / "askpass.sh"
-        script.write_text(_ASKPASS_SCRIPT)
+    with owned_temp_dir("sync-askpass") as tmp:
+        program = tmp / "askpass.py"
+        program.write_text(
+            _ASKPASS_PY.format(root=str(_PACKAGE_ROOT), user=TOKEN_USER, env=TOKEN_ENV)
+        )
+        script = tmp / "askpass.sh"
+        script.write_text(
+            _ASKPASS_SH.format(python=shlex.quote(sys.executable), script=shlex.quote(str(program)))
+        )
         script.chmod(stat.S_IRWXU)
         env = {
             "GIT_ASKPASS": str(script),
@@ -147,7 +226,13 @@ def describe_git_failure(error: GitFailure, genv: GitEnv, what: str) -> FatalErr
     ]
     detail = "\n".join(lines[-6:]) if lines else f"git exited with {error.status}"
     low = stderr.lower()
-    if "protected branch" in low or "gh006" in low:
+    if REFUSAL.lower() in low:
+        hint = (
+            "git was sent (by a redirect or by git's own config) to a URL the token may not go "
+            "to, and was not given it: use the https URL of the library repo (plain http only "
+            "to this machine)"
+        )
+    elif "protected branch" in low or "gh006" in low:
         hint = (
             f"a branch protection rule covers the sync branch: exempt {SYNC_PREFIX}* from it (sync "
             "pushes only there, never to the base branch) or let the bot push to it"
@@ -183,17 +268,50 @@ def describe_git_failure(error: GitFailure, genv: GitEnv, what: str) -> FatalErr
     return FatalError(f"could not {what}: {detail}\n{hint}")
 
 
-def clone(remote: str, dest: Path, genv: GitEnv) -> Repo:
+def clone(remote: str, dest: Path, genv: GitEnv, source: str = "--remote") -> Repo:
     """Clone `remote` (all branches and tags, full history) into `dest`.
 
+    With a token, the URL git will fetch from (after its insteadOf rewriting) is checked
+    before git connects, and the clone's fetch and push URLs before it returns: see
+    `check_remote_urls`.
+
+    Args:
+        source: where `remote` came from, for messages ("--remote", "the GitHub API ...").
     Raises:
-        FatalError: the remote is unreachable, unknown or refuses the credentials.
+        FatalError: the token may not go to a URL git would use (nothing was sent); the
+            remote is unreachable, unknown or refuses the credentials.
     """
+    if remote.startswith("-"):
+        raise FatalError(f"{source} {remote!r} starts with '-': give a git URL or path")
+    if genv.token:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fetch_url = genv.run(["ls-remote", "--get-url", remote], cwd=dest.parent)
+        check_token_url(fetch_url, source, given=remote)
     try:
         genv.run(["clone", "--quiet", "--no-checkout", "--", remote, str(dest)])
     except GitFailure as e:
         raise describe_git_failure(e, genv, f"clone the library repo {remote}") from None
-    return Repo(dest)
+    repo = Repo(dest)
+    check_remote_urls(repo, genv, source, remote)
+    return repo
+
+
+def check_remote_urls(repo: Repo, genv: GitEnv, source: str, given: str) -> None:
+    """Refuse (with a token) when a URL git uses for `origin` is one the token may not go to:
+    every fetch URL and every push URL, as git resolves them (`git remote get-url --all` and
+    `--all --push`: `url.<base>.insteadOf`, `pushInsteadOf`, a configured `pushurl`).
+
+    Args:
+        source, given: where the remote came from and what it said, for the message.
+    Raises:
+        FatalError: naming the URL (no user-info) and how it came about; nothing was pushed.
+    """
+    if not genv.token:
+        return
+    cwd = Path(repo.working_dir)
+    for flags in (["--all"], ["--all", "--push"]):
+        for url in genv.run(["remote", "get-url", *flags, "origin"], cwd=cwd).splitlines():
+            check_token_url(url.strip(), source, given=given)
 
 
 def remote_branch_sha(repo: Repo, branch: str) -> str | None:
@@ -315,11 +433,14 @@ def remote_branches(repo: Repo, prefix: str) -> list[str]:
 
 def foreign_commits(repo: Repo, tip: str, base_rev: str, identity: Identity) -> list[str]:
     """Commits on `tip` that `base_rev` lacks whose author is not `identity` (a maintainer's
-    work on the sync branch), as "<short sha> <author name> <email>: <subject>" lines."""
+    work on the sync branch), as "<short sha> <author name> <email>: <subject>" lines.
+
+    Name and email are compared as git stores them (`git_stored`), byte for byte."""
     found: list[str] = []
+    bot = (git_stored(identity.name), git_stored(identity.email))
     for commit in repo.iter_commits(f"{base_rev}..{tip}"):
         author = commit.author
-        if (author.name, (author.email or "").lower()) == (identity.name, identity.email.lower()):
+        if (author.name, author.email) == bot:
             continue
         subject = str(commit.summary)
         found.append(f"{commit.hexsha[:12]} {author.name} <{author.email}>: {subject}")

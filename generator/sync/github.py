@@ -14,6 +14,12 @@ GithubRetry waits out a 403 (it retries 429 only with the header), a `Retry-Afte
 failure at once), sleeping goes through an injectable `sleep` (tests record it), and a POST is
 never retried by it after a 5xx or a lost answer: the POST may have taken effect, so `_call`
 first looks whether it did (the pull request or comment exists) and only then tries again.
+
+The token goes only where `generator.urls.token_url_problem` allows: PyGithub builds a
+connection for the API root and for every URL of an answer that names another host, port or
+scheme (`Requester.__customConnection`), and sends the token on each; `_Checked*Connection`
+applies the rule before such a connection exists. A redirect of the API (301) to another host
+or scheme is refused by PyGithub and explained here; requests follows none by itself.
 """
 
 from __future__ import annotations
@@ -31,13 +37,14 @@ from github import Auth, Github, GithubException, GithubRetry
 from github.GithubException import RateLimitExceededExceedsMaxWait
 from github.PullRequest import PullRequest
 from github.Repository import Repository
-from github.Requester import Requester
+from github.Requester import HTTPRequestsConnectionClass, HTTPSRequestsConnectionClass, Requester
 from urllib3.connectionpool import ConnectionPool
 from urllib3.exceptions import MaxRetryError
 from urllib3.response import BaseHTTPResponse, HTTPResponse
 from urllib3.util.retry import Retry
 
 from generator.errors import FatalError
+from generator.urls import check_token_url
 
 DEFAULT_API_URL = "https://api.github.com"
 SYNC_LABEL = "sync"
@@ -185,6 +192,47 @@ class _Retry(GithubRetry):
         return retry
 
 
+#: Where messages say a refused connection came from.
+_CONNECTION_SOURCE = "a connection PyGithub was to open (the --api-url, or a URL in its answers)"
+
+
+class _CheckedHTTPConnection(HTTPRequestsConnectionClass):
+    """PyGithub's http connection, refused by the token rule before it is made."""
+
+    def __init__(self, host: str, port: int | None = None, *args: Any, **kwargs: Any) -> None:
+        check_token_url(f"http://{host}{f':{port}' if port else ''}/", _CONNECTION_SOURCE)
+        super().__init__(host, port, *args, **kwargs)
+
+
+class _CheckedHTTPSConnection(HTTPSRequestsConnectionClass):
+    """PyGithub's https connection, through the same rule (which allows https)."""
+
+    def __init__(self, host: str, port: int | None = None, *args: Any, **kwargs: Any) -> None:
+        check_token_url(f"https://{host}{f':{port}' if port else ''}/", _CONNECTION_SOURCE)
+        super().__init__(host, port, *args, **kwargs)
+
+
+def _check_connections(requester: Requester, api_url: str) -> None:
+    """Make `requester` open its connections through `_Checked*Connection`.
+
+    PyGithub takes its connection classes from (name-mangled) attributes it reads on each new
+    connection; they are set on this requester only (`Requester.injectConnectionClasses`
+    would change every requester and turn off connection reuse).
+
+    Raises:
+        RuntimeError: this PyGithub keeps them elsewhere (an upgrade must update this).
+    """
+    chosen = _CheckedHTTPSConnection if api_url.startswith("https:") else _CheckedHTTPConnection
+    for attribute, cls in (
+        ("_Requester__httpConnectionClass", _CheckedHTTPConnection),
+        ("_Requester__httpsConnectionClass", _CheckedHTTPSConnection),
+        ("_Requester__connectionClass", chosen),
+    ):
+        if not hasattr(requester, attribute):
+            raise RuntimeError(f"PyGithub's Requester has no {attribute}; update this function")
+        setattr(requester, attribute, cls)
+
+
 class GitHubRepo:
     """One library repository on GitHub (or GitHub Enterprise at `api_url`).
 
@@ -231,6 +279,7 @@ class GitHubRepo:
         self._github = Github(
             base_url=self.api_url, auth=Auth.Token(token), retry=retry, timeout=30, **spacing
         )
+        _check_connections(self._github.requester, self.api_url)
         self._repo: Repository | None = None
         #: pull requests met in listings, by number (closing one needs no second GET)
         self._pulls: dict[int, PullRequest] = {}
@@ -275,6 +324,13 @@ class GitHubRepo:
             hint = "see GitHub's message"
         return FatalError(f"could not {what}: GitHub answered {status}: {said}\n{hint}")
 
+    def _unexpected(self, what: str, e: Exception) -> str:
+        return (
+            f"could not {what}: unexpected answer from {self.api_url} "
+            f"({type(e).__name__}: {self._redact(str(e))}); check that --api-url is "
+            "GitHub's REST API root (GitHub Enterprise: https://HOST/api/v3)"
+        )
+
     def _call(
         self,
         what: str,
@@ -318,13 +374,17 @@ class GitHubRepo:
                     f"could not {what}: the request to {self.api_url} failed "
                     f"({type(e).__name__}: {self._redact(str(e))}); check --api-url"
                 ) from None
+            except RuntimeError as e:
+                if "redirected" not in str(e):
+                    raise FatalError(self._unexpected(what, e)) from None
+                raise FatalError(
+                    f"could not {what}: {self.api_url} answered with a redirect to another host "
+                    f"or scheme ({self._redact(str(e)).split(',')[0]}), which sync does not "
+                    "follow (the token would go along): give the API root it means as --api-url"
+                ) from None
             except Exception as e:
                 # PyGithub meeting an answer that is not GitHub's (HTML, a redirect loop ...)
-                raise FatalError(
-                    f"could not {what}: unexpected answer from {self.api_url} "
-                    f"({type(e).__name__}: {self._redact(str(e))}); check that --api-url is "
-                    "GitHub's REST API root (GitHub Enterprise: https://HOST/api/v3)"
-                ) from None
+                raise FatalError(self._unexpected(what, e)) from None
             self._sleep(2.0 ** (attempt - 1))
             attempt += 1
             done = landed()

@@ -5,7 +5,6 @@ to pass instead; none of them ever puts the token in a message.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from urllib.parse import urlsplit
 
@@ -13,7 +12,7 @@ from git import Git
 
 from generator.errors import FatalError
 from generator.sync.git import SYNC_PREFIX
-from generator.urls import display_url
+from generator.urls import display_url, token_url_problem
 
 #: GitHub owner (user or organization): letters, digits, hyphens (underscores for Enterprise
 #: managed users), not starting with a hyphen, at most 39 characters. Repository name: letters,
@@ -94,24 +93,12 @@ def check_api_url(url: str) -> None:
         )
     if parts.query or parts.fragment:
         raise FatalError(f"--api-url {display_url(url)!r} has a query or fragment: {hint}")
-    if parts.scheme == "http" and not _is_loopback(parts.hostname):
+    if token_url_problem(url) is not None:
         raise FatalError(
             f"--api-url {display_url(url)!r} is plain http to another machine: the token would "
             "cross the network in clear text. Use https (plain http is accepted only for "
             "loopback addresses: 127.0.0.0/8, localhost)"
         )
-
-
-def _is_loopback(host: str) -> bool:
-    """`host` is `localhost` or an IPv4 loopback address (127.0.0.0/8). IPv6 literals are
-    left out: PyGithub cannot parse `http://[::1]:PORT` (urllib3 InvalidURL)."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return address.version == 4 and address.is_loopback
 
 
 def check_base(base: str) -> None:
