@@ -30,6 +30,13 @@ Not checked, because they need the network or a dictionary: LP022 (a git tag ahe
 `version`), LP033 / LP035 (misspelled words), LP042 (`url` loads), LP048 (each `depends`
 entry is in the Library Manager index). LP018 (the name is in the Library Manager index)
 is checked as "name equals the registered name" (`--name`). See `NOT_CHECKED`.
+
+The OS rules (OS001-OS006) are this generator's own, not arduino-lint's: whether Windows,
+macOS and Linux can all hold the library once the Library Manager installs it (names
+Windows reserves or refuses, paths that differ only by case or Unicode normalization,
+installed and object paths within Windows' MAX_PATH with a margin). Their facts and
+sources: `generator.install_paths`. The report also gives the longest installed path and
+the longest object path.
 """
 
 from __future__ import annotations
@@ -41,12 +48,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from generator import install_paths as ip
 from generator.errors import FatalError
 from generator.layout import LIBRARY_NAME, PROPERTIES_FILE
 from generator.properties import GO_SPACE, parse_properties
 
 __all__ = [
+    "LM_RULES",
     "NOT_CHECKED",
+    "OS_RULES",
     "RULES",
     "LintFinding",
     "LintReport",
@@ -231,11 +241,16 @@ class LintReport:
     """Every finding of one lint run, in `RULES` order.
 
     Attributes:
-        library: the library folder (resolved); findings: the broken rules.
+        library: the library folder (resolved); findings: the broken rules;
+        longest_installed: the library's longest path once the Library Manager installed
+        it on Windows (None for an empty library); longest_object: the longest path of a
+        library object arduino-cli builds on Windows (None when nothing compiles).
     """
 
     library: Path
     findings: tuple[LintFinding, ...]
+    longest_installed: ip.LongPath | None = None
+    longest_object: ip.LongPath | None = None
 
     @property
     def passed(self) -> bool:
@@ -250,16 +265,35 @@ class LintReport:
         parts += [f"{warnings} warning{'s' * (warnings != 1)}"] if warnings else []
         return ", ".join(parts) or "no findings"
 
+    def path_lengths(self) -> str:
+        """One line: the longest installed and object paths on Windows, and the budget.
+
+        e.g. `longest installed path: 152 of 220 characters (src/a.h); longest object
+        path: 196 of 220 characters (src/b.c)`.
+        """
+        parts = [
+            f"{what}: {p.length} of {ip.PATH_BUDGET} characters ({p.rel})"
+            for what, p in (
+                ("longest installed path", self.longest_installed),
+                ("longest object path", self.longest_object),
+            )
+            if p is not None
+        ]
+        return "; ".join(parts) or "no file to install"
+
     def to_markdown(self) -> str:
-        """The report as Markdown: verdict, then one bullet per finding."""
+        """The report as Markdown: verdict, the longest paths, then one bullet per finding."""
         verdict = "✅ passed" if self.passed else "❌ failed"
         not_checked = ", ".join(NOT_CHECKED)
         lines = [
             f"## Library Manager lint: {verdict}",
             "",
-            f"`{self.library.name}` against the {len(RULES)} rules of `{ARDUINO_LINT}` "
-            f"that run offline (not checked: {not_checked}): "
+            f"`{self.library.name}` against the {len(RULES) - len(OS_RULES)} rules of "
+            f"`{ARDUINO_LINT}` that run offline (not checked: {not_checked}) and the "
+            f"{len(OS_RULES)} rules for installing on Windows, macOS and Linux: "
             f"{self.counts()}.",
+            "",
+            f"On Windows ({ip.WINDOWS_USER_NOTE}): {self.path_lengths()}.",
         ]
         if self.findings:
             lines.append("")
@@ -267,7 +301,11 @@ class LintReport:
                 f"- ❌ **{f.rule_id}** {f.level} `{f.path or '.'}`: {f.message}"
                 for f in self.findings
             ]
-            lines += ["", f"Rule IDs are explained at {RULES_URL}."]
+            lines += [
+                "",
+                f"Rule IDs are explained at {RULES_URL}; the OS rules are this generator's "
+                "(generator/install_paths.py).",
+            ]
         return "\n".join(lines) + "\n"
 
 
@@ -1284,6 +1322,162 @@ def _sc001_arduino_h_case(lib: _Library) -> list[Problem]:
     return problems
 
 
+# --- installing on every OS (OS): generator.install_paths ----------------------------
+
+_VENDORED_FIX = (
+    "a vendored file keeps its upstream path: exclude it in its vendored/*.yaml copy rule, "
+    "or ship it under another path"
+)
+
+
+def _install_folder(lib: _Library) -> str:
+    """The folder the Library Manager installs the library into: SanitizeName of `name=`
+    (the registered name without a readable one)."""
+    return _sanitize_name(lib.get("name") or lib.registered_name)
+
+
+def _installed(lib: _Library) -> list[_Entry]:
+    """What an install holds: the tree without the repository's own `.git`."""
+    return [e for e in lib.tree if e.rel != ".git" and not e.rel.startswith(".git/")]
+
+
+def _compiled_sources(lib: _Library) -> list[tuple[_Entry, str]]:
+    """Each source arduino-cli compiles, with its path relative to the source folder.
+
+    The 1.5 layout: src/ recursively; the flat one: the root and utility/, not recursively.
+    Names starting with "." and source-control folders are skipped (see install_paths).
+    """
+    if lib.recursive:
+        folders = [("src/", True, "")]
+    else:
+        folders = [("", False, ""), ("utility/", False, "utility/")]
+    found = []
+    for entry in lib.tree:
+        if entry.is_dir or not entry.path.name.endswith(ip.SOURCE_EXTENSIONS):
+            continue
+        for prefix, recursive, target in folders:
+            if not entry.rel.startswith(prefix):
+                continue
+            below = entry.rel[len(prefix) :]
+            parts = below.split("/")
+            if not recursive and len(parts) > 1:
+                continue
+            if any(p.startswith(".") or p in ip.SOURCE_CONTROL_FOLDERS for p in parts):
+                continue
+            found.append((entry, target + below))
+    return found
+
+
+def _installed_paths(lib: _Library) -> list[ip.LongPath]:
+    folder = _install_folder(lib)
+    return [ip.LongPath(e.rel, ip.installed_path(folder, e.rel)) for e in _installed(lib)]
+
+
+def _object_paths(lib: _Library) -> list[ip.LongPath]:
+    folder = _install_folder(lib)
+    return [ip.LongPath(e.rel, ip.object_path(folder, rel)) for e, rel in _compiled_sources(lib)]
+
+
+def _longest(paths: list[ip.LongPath]) -> ip.LongPath | None:
+    """The longest path (the first by name among equals), None for none."""
+    return max(sorted(paths, key=lambda p: p.rel), key=lambda p: p.length, default=None)
+
+
+def _windows_names(lib: _Library, kind: str) -> Iterator[_Entry]:
+    return (e for e in _installed(lib) if ip.windows_name_problem(e.path.name) == kind)
+
+
+def _os001_reserved_name(lib: _Library) -> list[Problem]:
+    return [
+        (
+            e.rel,
+            f"{e.path.name} is a Windows device name "
+            f"({e.path.name.partition('.')[0].rstrip(' ')}), which no file or folder may "
+            f"have, with any extension: Windows cannot install the library; rename it "
+            f"({_VENDORED_FIX})",
+        )
+        for e in _windows_names(lib, "reserved")
+    ]
+
+
+def _os002_forbidden_character(lib: _Library) -> list[Problem]:
+    problems = []
+    for e in _windows_names(lib, "character"):
+        if ip.not_utf8(e.path.name):
+            why = (
+                "the name is not UTF-8, so neither Windows nor macOS can hold it: the "
+                "library cannot be installed there"
+            )
+        else:
+            bad = sorted({c for c in e.path.name if c in ip.FORBIDDEN_CHARACTERS or c < " "})
+            shown = " ".join(c if c >= " " else f"\\x{ord(c):02x}" for c in bad)
+            why = (
+                f'the name holds {shown}, which Windows forbids in a name (< > : " / \\ | '
+                "? * and characters 0-31): Windows cannot install the library"
+            )
+        problems.append((e.rel, f"{why}; rename it ({_VENDORED_FIX})"))
+    return problems
+
+
+def _os003_trailing_space_or_period(lib: _Library) -> list[Problem]:
+    return [
+        (
+            e.rel,
+            "the name ends in a space or a period, which Windows drops (two names become "
+            f"one, or the file cannot be opened); rename it ({_VENDORED_FIX})",
+        )
+        for e in _windows_names(lib, "ending")
+    ]
+
+
+def _os004_case_collision(lib: _Library) -> list[Problem]:
+    entries = {e.rel: e for e in _installed(lib)}
+    problems = []
+    for group in ip.case_collisions(entries):
+        kinds = {"folder" if entries[rel].is_dir else "file" for rel in group}
+        what = "a file and a folder" if len(kinds) == 2 else f"{len(group)} {kinds.pop()}s"
+        problems.append(
+            (
+                group[0],
+                f"{' and '.join(map(repr, group))} ({what}) differ only by case or Unicode "
+                "normalization: Windows and macOS take them for one path, so one overwrites "
+                f"the other at install; rename one ({_VENDORED_FIX})",
+            )
+        )
+    return problems
+
+
+def _too_long(paths: list[ip.LongPath]) -> list[ip.LongPath]:
+    """The paths over the budget whose parent folder is not already over it."""
+    over = {p.rel for p in paths if not p.fits}
+    return [p for p in paths if p.rel in over and p.rel.rpartition("/")[0] not in over]
+
+
+def _os005_installed_path_too_long(lib: _Library) -> list[Problem]:
+    return [
+        (
+            p.rel,
+            f"installed on Windows its path is {p.length} characters ({p.path}), over "
+            f"{ip.PATH_BUDGET} (MAX_PATH {ip.MAX_PATH} less a margin of {ip.PATH_MARGIN}): "
+            f"Windows users cannot install or build it; shorten the path ({_VENDORED_FIX})",
+        )
+        for p in _too_long(_installed_paths(lib))
+    ]
+
+
+def _os006_object_path_too_long(lib: _Library) -> list[Problem]:
+    return [
+        (
+            p.rel,
+            f"arduino-cli builds its object at a path of {p.length} characters on Windows "
+            f"({p.path}), over {ip.PATH_BUDGET} (MAX_PATH {ip.MAX_PATH} less a margin of "
+            f"{ip.PATH_MARGIN}): the compile fails there; shorten the path below src/ "
+            f"({_VENDORED_FIX})",
+        )
+        for p in _too_long(_object_paths(lib))
+    ]
+
+
 # --- the table ------------------------------------------------------------------------
 
 
@@ -1304,8 +1498,9 @@ class Rule:
 
 _NAME_WHY = "the Library Manager's identifier of the library"
 
-#: Every rule checked, in arduino-lint's order (ruleconfiguration.go), library then sketch.
-RULES: tuple[Rule, ...] = (
+#: Every arduino-lint rule checked, in arduino-lint's order (ruleconfiguration.go), library
+#: then sketch.
+LM_RULES: tuple[Rule, ...] = (
     Rule("LS001", "error", "invalid library", _ls001_invalid_library),
     Rule("LS002", "error", "folder name too long", _ls002_folder_name_too_long),
     Rule("LS003", "error", "prohibited character in folder name", _ls003_folder_name_characters),
@@ -1525,9 +1720,23 @@ RULES: tuple[Rule, ...] = (
     Rule("SC001", "error", "Arduino.h case", _sc001_arduino_h_case),
 )
 
+#: This generator's rules for installing on every OS (generator.install_paths).
+OS_RULES: tuple[Rule, ...] = (
+    Rule("OS001", "error", "Windows reserved name", _os001_reserved_name),
+    Rule("OS002", "error", "character Windows forbids", _os002_forbidden_character),
+    Rule("OS003", "error", "name ends in a space or period", _os003_trailing_space_or_period),
+    Rule("OS004", "error", "paths differ only by case", _os004_case_collision),
+    Rule("OS005", "error", "installed path too long", _os005_installed_path_too_long),
+    Rule("OS006", "error", "object path too long", _os006_object_path_too_long),
+)
+
+#: Every rule `lint_library` runs: arduino-lint's, then the OS rules.
+RULES: tuple[Rule, ...] = LM_RULES + OS_RULES
+
 
 def lint_library(library: Path, *, name: str = LIBRARY_NAME) -> LintReport:
-    """Check the library at `library` against `RULES` (the Library Manager's rules).
+    """Check the library at `library` against `RULES` (the Library Manager's rules, then
+    the OS rules: whether Windows, macOS and Linux can hold it once installed).
 
     Args:
         library: the library root (library.properties, src/, examples/, ...).
@@ -1535,13 +1744,15 @@ def lint_library(library: Path, *, name: str = LIBRARY_NAME) -> LintReport:
             `name=` in library.properties must equal it (rule LP018, offline).
 
     Returns:
-        the findings, in `RULES` order; `.passed` is True only when there is none.
+        the findings, in `RULES` order; `.passed` is True only when there is none; the
+        longest installed and object paths on Windows (`generator.install_paths`).
 
     Raises:
         FatalError: `library` does not exist or is not a folder. Everything else (an
             unreadable or malformed library.properties included) is a finding.
 
-    Source: arduino-lint's rule table and rule functions (see the module docstring).
+    Source: arduino-lint's rule table and rule functions (see the module docstring), and
+    `generator.install_paths` for the OS rules.
     """
     root = Path(library).resolve()
     if not root.exists():
@@ -1554,4 +1765,6 @@ def lint_library(library: Path, *, name: str = LIBRARY_NAME) -> LintReport:
         for rule in RULES
         for path, message in rule.check(facts)
     )
-    return LintReport(root, findings)
+    return LintReport(
+        root, findings, _longest(_installed_paths(facts)), _longest(_object_paths(facts))
+    )

@@ -153,12 +153,13 @@ CASES = [
     case("LS009", move("src", "Src"), "LS001", "LS008", "LP052"),
     case("LS010", add("utility/util.c")),
     case("LS011", add("extra/notes.txt")),
-    case("LS012", add("Extras/notes.txt")),
+    # Windows and macOS cannot hold Extras beside extras either.
+    case("LS012", add("Extras/notes.txt"), "OS004"),
     # Without library.properties the library is 1.0 format: its headers must be in the root.
     case("LP001", remove("library.properties"), "LS001"),
     case("LP002", add("libraries.properties")),
     # Library.properties sorts first, so it is also taken for a misspelling.
-    case("LP003", add("Library.properties"), "LP002"),
+    case("LP003", add("Library.properties"), "LP002", "OS004"),
     case("LP004", add("src/library.properties", "name=ExecuTorch\n")),
     # arduino-cli then does not load the library at all.
     case("LP005", lambda r: write(r, "library.properties", "name=A\njust words\n"), "LS001"),
@@ -220,7 +221,7 @@ CASES = [
     # (a misspelling is reported only when it sorts before the right name)
     case("LD005", add("exampel/notes.txt")),
     # Examples sorts before examples, and also looks like a misspelling.
-    case("LD006", add("Examples/notes.txt"), "LD005"),
+    case("LD006", add("Examples/notes.txt"), "LD005", "OS004"),
     case("SS001", move("examples/Hello/Hello.ino", "examples/Hello/Main.ino")),
     case("SS002", add("examples/Hello/model data.h")),
     case("SS003", add(f"examples/Hello/{'m' * 64}.h")),
@@ -228,6 +229,15 @@ CASES = [
     case("SS005", add("examples/Hello/SRC/model.cpp")),
     # A sketch's code is also the library's code.
     case("SC001", add("examples/Hello/Hello.ino", "#include <ARDUINO.h>\n"), "LC001"),
+    # The OS rules (generator/install_paths.py); tests/test_lint_os_paths.py has the rest.
+    case("OS001", add("src/executorch/aux.h")),
+    case("OS002", add("src/executorch/time:zone.h")),
+    case("OS003", add("extras/notes.")),
+    case("OS004", add("src/executorch/Runtime/platform.cpp")),
+    # 69 characters up to the library folder's backslash, then 152: 221 in all.
+    case("OS005", add(f"extras/{'d' * 70}/{'f' * 74}")),
+    # 115 up to the object folder's backslash, 104 below src/, ".o": 221; installed, 177.
+    case("OS006", add(f"src/{'d' * 50}/{'f' * 51}.c")),
 ]
 
 #: Library folder names (the library is normally in a folder named like itself).
@@ -254,6 +264,7 @@ def test_every_rule_has_a_case_and_the_table_matches_arduino_lint() -> None:
     assert set(rule_ids) == {c.values[0] for c in CASES}
     # Under --library-manager update --compliance strict, only these are warnings.
     assert {r.rule_id for r in RULES if r.level == "warning"} == {"LS004", "LS008", "LD004"}
+    assert [r.rule_id for r in RULES][-6:] == [f"OS00{n}" for n in range(1, 7)]
     assert {r.level for r in RULES} == {"error", "warning"}
 
 
@@ -354,7 +365,13 @@ def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     lib = valid_library(tmp_path / "ExecuTorch")
     assert main(["lint", str(lib)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"lint: {lib} passed the {len(RULES)} rules of arduino-lint")
+    assert out.splitlines()[0].startswith("lint: on Windows (a 20-character user name")
+    assert out.splitlines()[1].startswith(
+        f"lint: {lib} passed the {len(RULES) - 6} rules of arduino-lint"
+    )
+    assert out.splitlines()[1].endswith(
+        "and the 6 rules for installing on Windows, macOS and Linux"
+    )
 
     assert main(["lint", str(lib), "--name", "Other"]) == 1
     lines = capsys.readouterr().out.splitlines()
@@ -368,6 +385,7 @@ def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert [line.split(":")[0] for line in lines[:-1]] == [
         "LS004 warning .gitmodules",
         "LD001 error .",
+        "lint",
     ]
     assert "(1 error, 1 warning)" in lines[-1]
 
