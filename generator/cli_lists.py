@@ -1,8 +1,9 @@
 """One way to pass several values to an option, the same in every command.
 
 Every list option accepts comma-separated values, may be repeated, or both:
-`--ops a,b --ops c` is `[a, b, c]`. Empty items are dropped; order is kept; duplicates are
-removed (first one wins).
+`--ops a,b --ops c` is `[a, b, c]`. Empty items are dropped, but an option given with no
+value at all (`--example ""`) is refused rather than read as "no filter"; order is kept;
+duplicates are removed (first one wins).
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ class ListAction(argparse.Action):
     ) -> None:
         current: list[str] = list(getattr(namespace, self.dest, None) or [])
         raw = [values] if isinstance(values, str) else list(values or [])
-        for item in raw:
-            for part in str(item).split(","):
-                part = part.strip()
-                if part and part not in current:
-                    current.append(part)
+        parts = [part.strip() for item in raw for part in str(item).split(",")]
+        if not any(parts):
+            # `--example ""` (an unset shell variable) would otherwise mean "no filter": all.
+            parser.error(f"{option_string} was given no value; name at least one or leave it out")
+        for part in parts:
+            if part and part not in current:
+                current.append(part)
         setattr(namespace, self.dest, current)
 
 

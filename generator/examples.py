@@ -15,6 +15,7 @@ from generator import data_dir
 from generator.errors import FatalError
 from generator.layout import EXAMPLES, MODEL_HEADER
 from generator.models import TOOLS_DIR, ops_in_pte, write_model_header
+from generator.userpaths import input_file
 
 TEMPLATE_EXAMPLES = data_dir("library_template") / "examples"
 REF_EXAMPLES = "examples/arduino/examples"
@@ -73,9 +74,7 @@ def parse_example_pte(items: Sequence[str]) -> dict[str, Path]:
                 f"--example-pte names unknown example {name!r}; the examples are "
                 f"{', '.join(EXAMPLES)}"
             )
-        path = Path(file).expanduser()
-        if not path.is_file():
-            raise FatalError(f"--example-pte {name}={file}: no such file")
+        path = input_file(Path(file), f"--example-pte {name}=", "a .pte file")
         if name in result and result[name] != path.resolve():
             raise FatalError(f"--example-pte gives two models for {name}; give one")
         result[name] = path.resolve()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -239,8 +240,23 @@ def add_sync_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
 
 
+def safe_output_streams() -> None:
+    """Let stdout and stderr print any text in any locale.
+
+    Under an ASCII or Latin-1 locale (`LC_ALL=C` with `PYTHONCOERCECLOCALE=0`, a minimal
+    container) the report's check marks and a non-ASCII file name (decoded with
+    surrogateescape, PEP 383) cannot be encoded, and `print` raised UnicodeEncodeError
+    mid-report. What cannot be encoded is shown as a backslash escape instead.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `python -m generator`; returns the process exit code."""
+    safe_output_streams()
     args = build_parser().parse_args(argv)
     with error_handler():
         if args.command == "build":

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from generator.errors import FatalError
+from generator.errors import FatalError, describe_disk_full, is_disk_full
 from generator.layout import GENERATED_PATHS, PIN_FILE, PROVENANCE_FILE
 
 #: What a build writes at the library root: the generated paths and the generated README.
@@ -40,14 +40,22 @@ def check_destination(out: Path, cache: Path) -> Path:
     """Validate `--out` before any work; returns it absolute.
 
     Raises:
-        FatalError: `out` is a file, the file system root, a non-empty folder that is not a
-            library this tool generated (it would be replaced), or overlaps the cache.
+        FatalError: `out` is a file, the file system root, a mount point, a non-empty folder
+            that is not a library this tool generated (it would be replaced), or overlaps the
+            cache.
     """
     out = out.expanduser().resolve()
     if out == out.parent:
         raise FatalError(f"--out {out} is the file system root; name a folder for the library")
     if out.exists() and not out.is_dir():
         raise FatalError(f"--out {out} is a file; name a folder for the library")
+    if out.is_dir() and os.path.ismount(out):
+        # The build swaps the folder by renaming it, and a mount point cannot be renamed
+        # (EBUSY, after the whole build ran).
+        raise FatalError(
+            f"--out {out} is a mount point, which the build cannot replace; name a folder "
+            f"inside it, e.g. --out {out / 'ExecuTorch'}"
+        )
     if out.is_dir() and any(out.iterdir()) and not is_generated_library(out):
         foreign = foreign_entries(out)
         shown = (
@@ -72,13 +80,21 @@ def staged(out: Path) -> Iterator[Path]:
     final move is a rename on one file system); the staging folder is removed afterwards.
 
     Raises:
-        FatalError: the folder beside `out` cannot be written.
+        FatalError: the folder beside `out` cannot be written, or its disk filled up while
+            the build wrote into it (named as the disk of `out`).
     """
     staging = _staging_dir(out)
     try:
         library = staging / out.name
         library.mkdir()
         yield library
+    except OSError as e:
+        # A write's own error often names no file: the disk that filled is the one under
+        # --out unless the error names a file elsewhere (the cache's disk).
+        named = [Path(os.fsdecode(f)) for f in (e.filename2, e.filename) if f is not None]
+        if is_disk_full(e) and (not named or staging in named[0].parents):
+            raise FatalError(describe_disk_full(e, out)) from None
+        raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

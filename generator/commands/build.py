@@ -67,6 +67,7 @@ from generator.sources import (
 from generator.staging import check_destination, move_into_place, staged, tree_stats
 from generator.ui import ConsoleReporter, QuietReporter, Reporter
 from generator.urls import DEFAULT_EXECUTORCH_REPO, display_url, refuse_credentials
+from generator.userpaths import input_file
 from generator.vendor import (
     follow_includes,
     vendor_component,
@@ -217,15 +218,13 @@ def _check_inputs(options: BuildOptions) -> tuple[list[str], dict[str, Path]]:
             "drop it or add the example"
         )
     for pte in options.ops_from_pte:
-        if not pte.is_file():
-            raise FatalError(f"--ops-from-pte {pte}: no such file")
+        input_file(pte, "--ops-from-pte", "a .pte file")
     if options.dtypes is not None and options.dtypes_from_pte:
         raise FatalError("give --dtypes or --dtypes-from-pte, not both")
     if options.dtypes is not None:
         parse_dtypes(options.dtypes)  # the names, before any work
     for pte in options.dtypes_from_pte:
-        if not pte.is_file():
-            raise FatalError(f"--dtypes-from-pte {pte}: no such file")
+        input_file(pte, "--dtypes-from-pte", "a .pte file")
     return examples, overrides
 
 

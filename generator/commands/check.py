@@ -49,6 +49,7 @@ from generator.check.toolchains import GCC_ARM, HOST, Toolchain, select_toolchai
 from generator.errors import FatalError
 from generator.layout import EXAMPLE_EXPECT_FILE
 from generator.lint import lint_library
+from generator.userpaths import output_file
 
 
 def _write_json(path: Path, data: object) -> None:
@@ -190,9 +191,7 @@ def check(args: argparse.Namespace) -> int:
             "README would otherwise describe only the examples checked)"
         )
     # Resolved before anything runs: compiles run in other folders.
-    json_path = args.json.resolve() if args.json else None
-    if json_path is not None and json_path.is_dir():
-        raise FatalError(f"--json {json_path} is a folder; pass a file name")
+    json_path = output_file(args.json, "--json") if args.json else None
     cache_dir = args.cache_dir.resolve() if args.cache_dir else None
     keep = _keep_dir(args.keep, args.library) if getattr(args, "keep", None) else None
     readme = args.library.resolve() / "README.md"
