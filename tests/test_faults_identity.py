@@ -100,7 +100,7 @@ def test_a_second_sync_recognises_its_own_commits(
 ) -> None:
     identity = g.Identity("Acme Inc", BOT_EMAIL)
     first = sync("v1.5.1", "0.2.0", identity=identity)
-    assert first.status == "opened"
+    assert first.status == "opened" and first.pull is not None
     author = git("log", "-1", "--format=%an <%ae>|%cn <%ce>", first.branch, cwd=remote)
     assert author == f"Acme Inc <{BOT_EMAIL}>|Acme Inc <{BOT_EMAIL}>"
     # the next sync of the same ref replaces its own branch (a new provenance note)
