@@ -37,6 +37,7 @@ does not compile is kept (what it would define cannot be known).
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import subprocess
@@ -46,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.boards import UNO_Q
+from generator.cache import StepCache, code_version
 from generator.check.objcache import CompileJob, ObjectCache
 from generator.check.plan import SOURCE_SUFFIXES
 from generator.check.toolchains import ARDUINO_DEFINES, CORE_INCLUDES, GCC_ARM
@@ -374,8 +376,15 @@ def prune_unreachable(
     candidates: Iterable[Path],
     objects: Path,
     target: Target = UNO_Q_TARGET,
+    steps: StepCache | None = None,
 ) -> Pruning:
     """Delete from `library` the candidate sources that nothing shipped links.
+
+    The result is a step-cache entry (`steps`) keyed by everything the analysis reads: the
+    content of every file under src/ (sources and the headers they include), the candidates,
+    the target's tools, flags and compiler version, the core headers the sources include
+    (`CORE_INCLUDES`) and this module's code. A warm build of an unchanged tree so deletes the
+    same files without compiling or reading a single object.
 
     Args:
         library: the library tree, complete but for examples and metadata (patched, with
@@ -384,6 +393,7 @@ def prune_unreachable(
             ones no longer there, and headers, are ignored).
         objects: the object cache folder (shared with `check`).
         target: the compiler and binutils.
+        steps: the build's step cache (None: always analyse).
     Returns:
         what was pruned and kept, or the fallback reason when nothing was pruned.
     Raises:
@@ -402,6 +412,21 @@ def prune_unreachable(
             candidates=len(pool),
             fallback=f"{', '.join(missing)} not found (scripts/install-deps installs it)",
         )
+    key = _pruning_key(library, pool, target) if steps is not None else {}
+    cached = steps.get("prune", key, _pruning_from) if steps is not None else None
+    if cached is not None and all((library / rel).is_file() for rel in cached.pruned):
+        _delete(library, cached.pruned)
+        return cached
+    result = _analyse(library, pool, roots, target, objects)
+    if steps is not None and not result.fallback:
+        steps.put("prune", key, _pruning_to(result))
+    return result
+
+
+def _analyse(
+    library: Path, pool: list[str], roots: list[str], target: Target, objects: Path
+) -> Pruning:
+    """`prune_unreachable` without its cache: compile, read the objects, follow, delete."""
     # The roots first: when one does not compile, the candidates need not be compiled.
     compiled = _compile(library, roots, target, objects)
     broken = sorted(compiled.failed)
@@ -429,10 +454,7 @@ def prune_unreachable(
         if c not in kept and name in texts:
             kept[c] = f"included by {texts[name]}"
     pruned = sorted(c for c in pool if c not in kept)
-    for rel in pruned:
-        path = library / rel
-        path.unlink()
-        _remove_empty_parents(path.parent, library / "src")
+    _delete(library, pruned)
     return Pruning(
         compiler=target.version(),
         roots=len(roots),
@@ -440,6 +462,63 @@ def prune_unreachable(
         pruned=tuple(pruned),
         kept=tuple(sorted(kept.items())),
     )
+
+
+def _delete(library: Path, pruned: Iterable[str]) -> None:
+    """Remove the library-relative `pruned` sources and the folders they leave empty."""
+    for rel in pruned:
+        path = library / rel
+        path.unlink()
+        _remove_empty_parents(path.parent, library / "src")
+
+
+def _files_digest(folders: Iterable[Path]) -> str:
+    """SHA-256 over the relative paths and contents of every file below `folders`."""
+    digest = hashlib.sha256()
+    for folder in folders:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _pruning_key(library: Path, pool: list[str], target: Target) -> dict[str, object]:
+    """What the analysis of `prune_unreachable` reads, as a step-cache key."""
+    return {
+        "src": _files_digest([library / "src"]),
+        "candidates": pool,
+        "target": [list(target.argv(s)) for s in ("a.c", "a.cpp", "a.S")]
+        + [target.nm, target.objdump],
+        "compiler": target.version(),
+        "core": _files_digest(Path(i) for i in target.includes),
+        "code": code_version("reachable", "check.objcache"),
+    }
+
+
+def _pruning_to(p: Pruning) -> dict[str, object]:
+    return {
+        "compiler": p.compiler,
+        "roots": p.roots,
+        "candidates": p.candidates,
+        "pruned": list(p.pruned),
+        "kept": [list(k) for k in p.kept],
+    }
+
+
+def _pruning_from(value: object) -> Pruning | None:
+    """The stored `Pruning`, or None for a value of another shape (a miss)."""
+    if not isinstance(value, dict):
+        return None
+    try:
+        return Pruning(
+            compiler=str(value["compiler"]),
+            roots=int(value["roots"]),
+            candidates=int(value["candidates"]),
+            pruned=tuple(str(x) for x in value["pruned"]),
+            kept=tuple((str(a), str(b)) for a, b in value["kept"]),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _remove_empty_parents(folder: Path, stop: Path) -> None:

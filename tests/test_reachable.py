@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from generator import reachable as reachable_module
+from generator.cache import StepCache
 from generator.pipeline import BuildResult
 from generator.reachable import (
     UNO_Q_TARGET,
@@ -230,6 +232,33 @@ def test_prune_keeps_what_the_roots_link_and_deletes_the_rest(tmp_path: Path) ->
     assert translation_units(lib) == sorted(
         ["src/main.cpp", *(c for c in CANDIDATES if c not in result.pruned)]
     )
+
+
+@needs_arm_gcc
+def test_a_pruning_is_cached_by_the_content_it_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    steps = StepCache(tmp_path / "cache")
+    first, second, changed = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    for lib in (first, second, changed):
+        write(lib, TREE)
+    # A header a root includes is content the analysis reads: changing it is a miss.
+    (changed / "src/third/unused.h").write_text("int unused(void); int chain_b(void);\n")
+    cold = prune_unreachable(first, [first / c for c in CANDIDATES], tmp_path / "o", steps=steps)
+    assert (steps.hits, steps.misses) == (0, 1)
+
+    analysed: list[Path] = []
+    real = reachable_module._analyse
+    monkeypatch.setattr(
+        reachable_module, "_analyse", lambda lib, *a: analysed.append(lib) or real(lib, *a)
+    )
+    warm = prune_unreachable(second, [second / c for c in CANDIDATES], tmp_path / "o", steps=steps)
+    assert warm == cold and analysed == [] and steps.hits == 1  # nothing compiled or read
+    assert translation_units(second) == translation_units(first)  # the same files deleted
+    assert not (second / "src/lonely").exists()
+
+    prune_unreachable(changed, [changed / c for c in CANDIDATES], tmp_path / "o", steps=steps)
+    assert analysed == [changed] and steps.misses == 2
 
 
 @needs_arm_gcc

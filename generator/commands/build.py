@@ -314,8 +314,9 @@ def _build_into(
         tools = copy_tools(library)
 
     with rep.step("ship only the sources the shipped code links"):
-        pruning = prune_unreachable(library, vendored.prunable, cache / "objects")
-        rep.note(pruning.summary)
+        hits = steps.hits
+        pruning = prune_unreachable(library, vendored.prunable, cache / "objects", steps=steps)
+        rep.note(pruning.summary + _from_cache(steps, hits))
 
     with rep.step("check the models against the library"):
         _check_models(library, _unique(options.ops_from_pte + options.dtypes_from_pte))
