@@ -3,7 +3,7 @@
 Layout under the cache root (the user cache folder, or `--cache-dir`): `repos/` holds the
 cached clones (`checkout.py`), `steps/<step>/<key>.json` the results of the pure, expensive
 build steps (the op set choice, the kernel-registration codegen), `build.lock` serializes
-builds sharing the cache.
+builds sharing the cache, `repos.lock` every use of the cached clones.
 
 A step entry is keyed by everything that determines the step's result (the ref's full SHA,
 the step's options, the torch version, and `code_version` of the generator modules that

@@ -5,6 +5,11 @@ its URL, under `<cache>/repos/`. A clone is partial (`--filter=blob:none`: only 
 checked-out paths are ever fetched) and sparse (only the paths the library needs are in the
 work tree), and it is reused across runs: a commit already present is not fetched again.
 
+What a ref means does not depend on the cache (`resolve_and_fetch`): a cold and a warm cache
+resolve it against the same remote refs and history. A run that was stopped (Ctrl-C, SIGTERM,
+SIGKILL) leaves nothing that breaks the next one: the next run, holding the cache lock,
+removes git's stale lock files and half-made clones and says so.
+
 Only canonical upstream URLs are used; git itself applies `url.<base>.insteadOf`, which is how
 offline mirrors stand in for GitHub.
 """
@@ -12,6 +17,7 @@ offline mirrors stand in for GitHub.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 from collections.abc import Sequence
@@ -20,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import git
+from git.exc import UnsafeProtocolError
 
 # The cache folder and its lock are cache.py's; named here too for the callers that had them.
 from generator.cache import cache_lock as cache_lock
@@ -28,12 +35,22 @@ from generator.cache import create_cache_dir as create_cache_dir
 from generator.cache import default_cache_dir as default_cache_dir
 from generator.cache import stderr_line
 from generator.errors import FatalError
-from generator.gitfail import git_reason, hint
+from generator.gitfail import git_reason, hint, is_missing_ref
 from generator.urls import display_url
 
 #: git accepts an abbreviated SHA of 4 digits or more.
 HEX_SHA = re.compile(r"^[0-9a-fA-F]{4,40}$")
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
+#: The options that name ExecuTorch's repository and ref (messages).
+REPO_OPTION = "--executorch-repo"
+REF_OPTION = "--executorch-ref"
+#: A clone being made is named `.new-<slug>` until it is configured (then renamed).
+NEW_PREFIX = ".new-"
+#: git's lock files are `<file>.lock` (lockfile.c); a ref name cannot end so (check-ref-format).
+LOCK_SUFFIX = ".lock"
+#: `-c` options of every git command in a cached clone: auto-gc stays in the foreground, so no
+#: git of ours outlives the cache lock holding git's lock files.
+_GIT_OPTIONS = ["gc.autoDetach=false", "maintenance.autoDetach=false"]
 
 
 @dataclass(frozen=True)
@@ -70,14 +87,44 @@ def _git_error(e: git.GitCommandError) -> str:
     return git_reason(str(e.stderr or e), e.status if isinstance(e.status, int) else None)
 
 
-def _failure(what: str, url: str, e: git.GitCommandError, folder: Path | None = None) -> FatalError:
+def _url_option(pinned: bool) -> str:
+    """What the user checks when a URL fails: the option that named it, or for a pinned
+    component (whose URL the ExecuTorch tree names) the mirrors git maps it to."""
+    return "the mirrors of your git config (url.<base>.insteadOf)" if pinned else REPO_OPTION
+
+
+def _failure(
+    what: str, url: str, e: git.GitCommandError, folder: Path | None, *, pinned: bool
+) -> FatalError:
     """A FatalError with git's own reason and the hint it calls for."""
     stderr = str(e.stderr or e)
     where = str(folder) if folder is not None else None
     return FatalError(
         f"{what} {display_url(url)}: {_git_error(e)}\n"
-        f"{hint(stderr, url_option='--executorch-repo', folder=where)}"
+        f"{hint(stderr, url_option=_url_option(pinned), folder=where)}"
     )
+
+
+def refuse_transport(url: str, *, pinned: bool = False) -> None:
+    """Refuse a URL of git's `<transport>::<address>` form before anything is created.
+
+    Those name a remote helper program (`ext::` runs a command, `fd::` talks over file
+    descriptors of this process) rather than a server; GitPython refuses them too
+    (`Git.check_unsafe_protocols`). Transports git itself refuses (`protocol.<name>.allow`,
+    a scheme without a helper) fail at the first git command, with git's words.
+
+    Raises:
+        FatalError: naming the URL (without credentials) and the kinds of URL that work.
+    """
+    try:
+        git.Git.check_unsafe_protocols(url)
+    except UnsafeProtocolError:
+        transport = url.split("::", 1)[0]
+        named = display_url(url) if pinned else f"{REPO_OPTION} {display_url(url)}"
+        raise FatalError(
+            f"{named} uses git's {transport}:: transport, a helper program rather than a "
+            "server, which this tool does not run: give an https, ssh or git URL, or a path"
+        ) from None
 
 
 def _usable(repo: git.Repo) -> str | None:
@@ -102,17 +149,75 @@ def _discard(path: Path, why: str) -> None:
         raise FatalError(
             f"git cannot use the cached clone {path}: {git_reason(why)}\nIt could not be "
             f"deleted either ({e.strerror or e}). "
-            f"{hint(why, url_option='--executorch-repo', folder=str(path))}"
+            f"{hint(why, url_option=REPO_OPTION, folder=str(path))}"
             " (or delete the folder yourself)"
         ) from None
 
 
-def _open_clone(url: str, cache_dir: Path) -> git.Repo:
-    path = cache_dir / "repos" / _slug(url)
+def _repair(repos: Path, path: Path) -> None:
+    """Remove what a stopped run of ours left: the half-made clones (`.new-*`) in `repos`,
+    and git's lock files (`<file>.lock`: index, HEAD, refs, config, shallow, sparse-checkout)
+    in the cached clone `path`. Each repair is said on stderr.
+
+    Called with the cache lock held: no run of ours is using a clone, and none runs git in
+    the background after it ends (auto-gc is kept in the foreground, `_GIT_OPTIONS`), so a
+    lock file there is a dead git's, which git would refuse to work past ("Unable to create
+    ….lock: File exists").
+
+    Raises:
+        FatalError: a lock file cannot be removed (the path, and to delete the clone).
+    """
+    for partial in sorted(repos.glob(f"{NEW_PREFIX}*")):
+        stderr_line(f"removing {partial}, a clone that a stopped run left half made")
+        shutil.rmtree(partial, ignore_errors=True)
+    git_dir = path / ".git"
+    if not git_dir.is_dir():
+        return
+    stale = sorted(p for p in git_dir.rglob(f"*{LOCK_SUFFIX}") if p.is_file())
+    for lock in stale:
+        try:
+            lock.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise FatalError(
+                f"the cached clone {path} holds {lock.relative_to(path)}, left by a run "
+                f"that was stopped, and it cannot be removed ({e.strerror or e}): delete "
+                f"the clone {path} and run again"
+            ) from None
+    if stale:
+        names = ", ".join(p.relative_to(path).as_posix() for p in stale)
+        stderr_line(
+            f"the cached clone {path} held git's lock files of a run that was stopped; "
+            f"removed {names}"
+        )
+
+
+def _holds_objects(path: Path) -> bool:
+    """Whether the clone `path` holds any object (loose or packed): something was fetched."""
+    objects = path / ".git" / "objects"
+    return any(objects.glob("pack/*.pack")) or any(objects.glob("[0-9a-f][0-9a-f]/*"))
+
+
+def _opened(path: Path) -> git.Repo:
+    repo = git.Repo(path)
+    repo.git.set_persistent_git_options(c=_GIT_OPTIONS)
+    return repo
+
+
+def _open_clone(url: str, cache_dir: Path) -> tuple[git.Repo, bool]:
+    """The cached clone of `url` (repaired, or made anew), and whether it was made now.
+
+    A new clone is made under a temporary name and renamed into place once configured, so a
+    clone at its place is always a complete, configured (perhaps empty) repository.
+    """
+    repos = cache_dir / "repos"
+    path = repos / _slug(url)
+    _repair(repos, path)
     if path.exists():
         why: str | None
         try:
-            repo = git.Repo(path)
+            repo = _opened(path)
             why = _usable(repo)
         except (
             git.InvalidGitRepositoryError,
@@ -122,23 +227,39 @@ def _open_clone(url: str, cache_dir: Path) -> git.Repo:
         ) as e:
             why = f"not a git repository ({type(e).__name__})"
         if why is None:
-            if repo.remotes.origin.url != url:
-                repo.remotes.origin.set_url(url)
-            return repo
+            if repo.git.config("--get", "remote.origin.url") != url:
+                repo.git.remote("set-url", "--", "origin", url)
+            return repo, False
         # A damaged or refused cached clone is only a cache: start it again.
         stderr_line(f"the cached clone {path} is unusable ({git_reason(why)}); cloning again")
         _discard(path, why)
+    new = path.with_name(NEW_PREFIX + path.name)
     try:
-        repo = git.Repo.init(path, initial_branch="cache")
+        repo = git.Repo.init(new, initial_branch="cache")
+        # `git remote add` itself: GitPython's own check is refuse_transport's.
+        repo.git.remote("add", "--", "origin", url)
+        with repo.config_writer() as cfg:
+            cfg.set_value('remote "origin"', "promisor", "true")
+            cfg.set_value('remote "origin"', "partialclonefilter", "blob:none")
+            cfg.set_value("core", "sparseCheckout", "true")
+            cfg.set_value("advice", "detachedHead", "false")
+        repo.close()
+        os.replace(new, path)
     except OSError as e:
+        shutil.rmtree(new, ignore_errors=True)
         raise FatalError(f"cannot create the cached clone {path}: {e.strerror or e}") from None
-    repo.create_remote("origin", url)
-    with repo.config_writer() as cfg:
-        cfg.set_value('remote "origin"', "promisor", "true")
-        cfg.set_value('remote "origin"', "partialclonefilter", "blob:none")
-        cfg.set_value("core", "sparseCheckout", "true")
-        cfg.set_value("advice", "detachedHead", "false")
-    return repo
+    except git.GitCommandError as e:
+        shutil.rmtree(new, ignore_errors=True)
+        raise FatalError(f"cannot create the cached clone {path}: {_git_error(e)}") from None
+    return _opened(path), True
+
+
+def _forget(path: Path) -> None:
+    """Remove the clone `path` made by this run, which holds nothing (its first contact with
+    the remote failed), and `repos/` if that leaves it empty: a bad URL leaves no trace."""
+    shutil.rmtree(path, ignore_errors=True)
+    with suppress(OSError):
+        path.parent.rmdir()
 
 
 def _has_commit(repo: git.Repo, rev: str) -> str | None:
@@ -148,17 +269,21 @@ def _has_commit(repo: git.Repo, rev: str) -> str | None:
         return None
 
 
-def _ls_remote(repo: git.Repo, url: str, names: Sequence[str]) -> dict[str, str]:
+def _is_shallow(repo: git.Repo) -> bool:
+    return str(repo.git.rev_parse("--is-shallow-repository")).strip() == "true"
+
+
+def _ls_remote(repo: git.Repo, names: Sequence[str]) -> dict[str, str]:
     """Map of remote ref name -> SHA (tags peeled to their commit), for the refs `names`.
 
     Only those are asked for: ExecuTorch has ~30,000 refs (pull request heads), and listing
     them all is most of what re-resolving a branch costs on every run.
+
+    Raises:
+        git.GitCommandError: the remote cannot be listed.
     """
     patterns = [p for name in names for p in (name, f"{name}^{{}}")]  # with the peeled tag
-    try:
-        out = str(repo.git.ls_remote("origin", *patterns))
-    except git.GitCommandError as e:
-        raise _failure("cannot list the refs of", url, e, Path(repo.working_dir)) from None
+    out = str(repo.git.ls_remote("origin", *patterns))
     refs: dict[str, str] = {}
     for line in out.splitlines():
         sha, _, name = line.partition("\t")
@@ -169,90 +294,157 @@ def _ls_remote(repo: git.Repo, url: str, names: Sequence[str]) -> dict[str, str]
     return refs
 
 
-def _fetch(repo: git.Repo, url: str, what: str, *, depth: int | None = 1) -> None:
+def _fetch(repo: git.Repo, what: str) -> None:
+    """Fetch `what` (a ref name or a full SHA): commits and trees, no blobs.
+
+    One commit deep while the clone is shallow or empty; a clone that holds full history
+    (fetched for a short SHA) stays complete, since `--depth` would cut it again.
+
+    Raises:
+        git.GitCommandError: git's failure.
+    """
     args = ["--filter=blob:none", "--no-tags", "origin", what]
-    if depth is not None:
-        args.insert(0, f"--depth={depth}")
-    try:
-        repo.git.fetch(*args)
-    except git.GitCommandError as e:
-        raise _failure(f"cannot fetch {what} from", url, e, Path(repo.working_dir)) from None
+    if _is_shallow(repo) or not _holds_objects(Path(repo.working_dir)):
+        args.insert(0, "--depth=1")
+    repo.git.fetch(*args)
 
 
-def _refuse_ambiguous(repo: git.Repo, url: str, prefix: str) -> None:
-    """Raise when the abbreviated SHA `prefix` names several commits of the clone.
-
-    Raises:
-        FatalError: listing each candidate (SHA, date, subject) and asking for more digits.
-    """
-    try:
-        listed = str(repo.git.rev_parse(f"--disambiguate={prefix}")).split()
-    except git.GitCommandError:
-        return
-    commits = []
-    for sha in listed:
-        with suppress(git.GitCommandError):
-            if str(repo.git.cat_file("-t", sha)).strip() == "commit":
-                commits.append(str(repo.git.log("-1", "--format=%H %cs %s", sha)))
-    if len(commits) > 1:
-        shown = "\n".join(f"  {line}" for line in commits[:10])
-        raise FatalError(
-            f"{prefix!r} is ambiguous in {display_url(url)}: it begins {len(commits)} "
-            f"commits:\n{shown}\ngive more digits of the SHA"
+def _unknown(url: str, ref: str, *, pinned: bool) -> FatalError:
+    """The ref names nothing on the remote: for the user's ref, what a ref can be; for a pin,
+    that the remote or its mirror lacks the pinned commit (the user cannot choose it)."""
+    if pinned:
+        what = "commit" if HEX_SHA.match(ref) else "tag, branch or commit"
+        return FatalError(
+            f"{display_url(url)} lacks it: the remote, or the mirror your git config maps it "
+            f"to (url.<base>.insteadOf), has no such {what}. Update the mirror, or build "
+            f"another {REF_OPTION} whose pins it has"
         )
+    short = " (a short SHA: in the history of its branches)" if HEX_SHA.match(ref) else ""
+    return FatalError(
+        f"{display_url(url)} has no branch, tag or commit named {ref!r}{short}. Give a branch "
+        "(e.g. main), a tag (e.g. v1.4.1) or a commit SHA that exists there; a commit on no "
+        "branch needs its full SHA"
+    )
 
 
-def resolve_and_fetch(repo: git.Repo, url: str, ref: str) -> str:
-    """Resolve `ref` (branch, tag, full or short SHA) to a full SHA present in `repo`.
+def _describe(repo: git.Repo, shas: Sequence[str]) -> str:
+    """One line per commit (SHA, date, subject), the first ten."""
+    lines = []
+    for sha in shas[:10]:
+        with suppress(git.GitCommandError):
+            lines.append(str(repo.git.log("-1", "--format=%H %cs %s", sha)))
+    return "\n".join(f"  {line}" for line in lines)
 
-    Branch and tag names are looked up on the remote (so a moving branch is re-resolved on
-    every run); SHAs are used as given and fetched only when missing. A short SHA unknown to
-    the cache needs history: the remote's branches are fetched (commits and trees only).
+
+def _full_sha(repo: git.Repo, url: str, sha: str, *, pinned: bool) -> str:
+    """The commit `sha` (40 hex digits), fetched when the cache lacks it.
+
+    A cached commit needs no remote: rebuilding a full SHA works offline.
+    """
+    if _has_commit(repo, sha) == sha:
+        return sha
+    try:
+        _fetch(repo, sha)
+    except git.GitCommandError as e:
+        if not is_missing_ref(str(e.stderr or e)):
+            raise _failure(
+                f"cannot fetch {sha} from", url, e, Path(repo.working_dir), pinned=pinned
+            ) from None
+    if _has_commit(repo, sha) == sha:
+        return sha
+    raise _unknown(url, sha, pinned=pinned)
+
+
+def _short_sha(repo: git.Repo, url: str, prefix: str, *, pinned: bool) -> str:
+    """The one commit of the remote's branches' history whose SHA begins with `prefix`.
+
+    The set looked in is the same whatever the cache holds: every branch of the remote now
+    (fetched into `refs/remotes/origin/`, pruned, the history made complete), never the
+    other commits the cache happens to hold (a tag's, a full SHA's, a deleted branch's).
 
     Raises:
-        FatalError: when the ref exists neither as a branch, a tag nor a commit.
+        FatalError: no such commit; several (listed, asking for more digits); or the
+            branches cannot be fetched, so uniqueness cannot be known (asking for the full
+            SHA).
     """
-    candidates = [ref] if ref.startswith("refs/") else [f"refs/heads/{ref}", f"refs/tags/{ref}"]
-    if HEX_SHA.match(ref):
-        # A SHA the cache already has needs no remote at all (offline rebuilds).
-        found = _has_commit(repo, ref.lower())
-        if found and found.startswith(ref.lower()):
-            return found
-    if not (FULL_SHA.match(ref) and _has_commit(repo, ref)):
-        remote = _ls_remote(repo, url, candidates)
-        for name in candidates:
-            if name in remote:
-                sha = remote[name]
-                if not _has_commit(repo, sha):
-                    _fetch(repo, url, name)
-                found = _has_commit(repo, sha)
-                if found:
-                    return found
-    if HEX_SHA.match(ref):
-        sha = ref.lower()
-        found = _has_commit(repo, sha)
-        if found:
-            return found
-        if FULL_SHA.match(sha):
-            with suppress(FatalError):
-                _fetch(repo, url, sha)
-        else:
-            # A short SHA cannot be asked for by name: bring the branches' history.
-            with suppress(git.GitCommandError):
-                repo.git.fetch(
-                    "--filter=blob:none",
-                    "--no-tags",
-                    "origin",
-                    "+refs/heads/*:refs/remotes/origin/*",
-                )
-        found = _has_commit(repo, sha)
-        if found:
-            return found
-        _refuse_ambiguous(repo, url, sha)
+    args = ["--filter=blob:none", "--no-tags", "--prune"]
+    if _is_shallow(repo):
+        args.append("--unshallow")
+    try:
+        repo.git.fetch(*args, "origin", "+refs/heads/*:refs/remotes/origin/*")
+    except git.GitCommandError as e:
+        stderr = str(e.stderr or e)
+        folder = str(repo.working_dir)
+        raise FatalError(
+            f"cannot tell which commit {prefix!r} names: a short SHA means the one commit "
+            f"of the branches of {display_url(url)} that begins with it, and they could not "
+            f"be fetched: {_git_error(e)}\n"
+            f"{hint(stderr, url_option=_url_option(pinned), folder=folder)}; or give the "
+            "full 40-digit SHA (a commit the cache holds builds without the remote)"
+        ) from None
+    try:
+        history = str(repo.git.rev_list("--remotes=origin")).split()
+    except git.GitCommandError:
+        history = []
+    commits = [sha for sha in history if sha.startswith(prefix)]
+    if len(commits) == 1:
+        return commits[0]
+    if not commits:
+        raise _unknown(url, prefix, pinned=pinned)
     raise FatalError(
-        f"{display_url(url)} has no branch, tag or commit named {ref!r}. Give a branch "
-        "(e.g. main), a tag (e.g. v1.4.1) or a commit SHA that exists there"
+        f"{prefix!r} is ambiguous in {display_url(url)}: it begins {len(commits)} commits "
+        f"of its branches:\n{_describe(repo, commits)}\ngive more digits of the SHA"
     )
+
+
+def resolve_and_fetch(repo: git.Repo, url: str, ref: str, *, pinned: bool = False) -> str:
+    """Resolve `ref` to a full SHA and make sure `repo` holds that commit.
+
+    What a ref means never depends on what the cache holds, cold or warm:
+    - 40 hex digits: that commit (a cached one needs no remote);
+    - a branch or tag of the remote (`refs/heads/<ref>`, `refs/tags/<ref>`, or a full
+      `refs/…` name), looked up on every run, so a moving branch moves;
+    - else 4 to 39 hex digits: a short SHA, the one commit of the remote's branches'
+      history that begins with it (`_short_sha`).
+
+    Args:
+        pinned: the ref is a pin of another repository's tree (a component's commit), not
+            the user's: failures say the remote lacks it rather than what a ref can be.
+    Raises:
+        FatalError: an unknown ref, an ambiguous short SHA, a remote that fails.
+    """
+    folder = Path(repo.working_dir)
+    lowered = ref.lower()
+    if FULL_SHA.match(lowered):
+        return _full_sha(repo, url, lowered, pinned=pinned)
+    short = HEX_SHA.match(ref) is not None
+    names = [ref] if ref.startswith("refs/") else [f"refs/heads/{ref}", f"refs/tags/{ref}"]
+    try:
+        remote = _ls_remote(repo, names)
+    except git.GitCommandError as e:
+        if short:
+            remote = {}  # _short_sha says that uniqueness cannot be known, with git's words
+        else:
+            raise _failure("cannot list the refs of", url, e, folder, pinned=pinned) from None
+    for name in names:
+        if name not in remote:
+            continue
+        sha = remote[name]
+        if _has_commit(repo, sha) != sha:
+            try:
+                _fetch(repo, name)
+            except git.GitCommandError as e:
+                raise _failure(f"cannot fetch {name} from", url, e, folder, pinned=pinned) from None
+        found = _has_commit(repo, sha)
+        if found:
+            return found
+        raise FatalError(
+            f"{display_url(url)} lists {name} at {sha}, but fetching it did not bring that "
+            "commit; run again (the branch may have just moved)"
+        )
+    if short:
+        return _short_sha(repo, url, lowered, pinned=pinned)
+    raise _unknown(url, ref, pinned=pinned)
 
 
 def checkout(
@@ -260,23 +452,38 @@ def checkout(
     ref: str,
     paths: Sequence[str],
     cache_dir: Path,
+    *,
+    pinned: bool = False,
 ) -> Checkout:
     """Check out `paths` of `ref` of `url` into the cached clone.
 
+    Every clone of the cache is used under one lock (`<cache_dir>/repos.lock`); holding it,
+    the run repairs what a stopped run left (`_repair`, said on stderr). A clone made by this
+    run that fetched nothing (a URL git refuses or cannot reach) is removed again.
+
     Args:
         url: repository URL (canonical upstream; insteadOf applies).
-        ref: branch, tag, full or short SHA.
+        ref: branch, tag, full or short SHA (see `resolve_and_fetch`).
         paths: the paths the library needs (files or folders, relative to the repo root).
         cache_dir: cache root; the clone lives under `<cache_dir>/repos/`.
+        pinned: `ref` is a commit another tree pins, not the user's choice (messages).
     Returns:
         The checkout; its work tree holds only `paths` (sparse, non-cone patterns).
     Raises:
-        FatalError: unknown ref, unreachable URL, or a fetch that failed.
+        FatalError: unknown or ambiguous ref, a transport refused, unreachable URL, or a
+            fetch that failed.
     """
+    refuse_transport(url, pinned=pinned)
     repo_path = cache_dir / "repos" / _slug(url)
-    with cache_lock(repo_path):
-        repo = _open_clone(url, cache_dir)
-        sha = resolve_and_fetch(repo, url, ref)
+    with cache_lock(cache_dir / "repos"):
+        repo, created = _open_clone(url, cache_dir)
+        try:
+            sha = resolve_and_fetch(repo, url, ref, pinned=pinned)
+        except BaseException:
+            if created and not _holds_objects(repo_path):
+                repo.close()
+                _forget(repo_path)
+            raise
         patterns = sorted({"/" + p.strip("/") for p in paths})
         try:
             repo.git.sparse_checkout("set", "--no-cone", *patterns)

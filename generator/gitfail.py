@@ -43,6 +43,37 @@ def is_dubious_ownership(stderr: str) -> bool:
     return "dubious ownership" in stderr.lower()
 
 
+def is_missing_ref(stderr: str) -> bool:
+    """The remote answered and lacks what was asked for by name or SHA (upload-pack's "not
+    our ref", an unadvertised object it will not serve, fetch's "couldn't find remote ref")."""
+    low = stderr.lower()
+    return (
+        "not our ref" in low
+        or "does not allow request for unadvertised object" in low
+        or "couldn't find remote ref" in low
+    )
+
+
+def _transport_hint(low: str, url_option: str) -> str | None:
+    """What to do when git refuses the URL's transport, or has none for it."""
+    refused = re.search(r"transport '([^']+)' not allowed", low)
+    if refused:
+        return (
+            f"git's configuration refuses the {refused.group(1)} transport "
+            f"(protocol.allow, protocol.{refused.group(1)}.allow): check {url_option}, or give "
+            "a URL of a transport git allows (https, ssh)"
+        )
+    helper = re.search(r"'remote-([^']+)' is not a git command", low)
+    if helper:
+        return (
+            f"git has no transport for {helper.group(1)} URLs (no git-remote-{helper.group(1)}"
+            f" helper): check {url_option}; give an https, ssh or git URL, or a path"
+        )
+    if "bad url syntax" in low or "unable to find remote helper" in low:
+        return f"git cannot use this URL: check {url_option}; give an https, ssh or git URL"
+    return None
+
+
 def hint(stderr: str, *, url_option: str, folder: str | None = None) -> str:
     """What to do about a failed fetch, clone or ls-remote, from git's message.
 
@@ -54,6 +85,9 @@ def hint(stderr: str, *, url_option: str, folder: str | None = None) -> str:
         One sentence.
     """
     low = stderr.lower()
+    transport = _transport_hint(low, url_option)
+    if transport is not None:
+        return transport
     if is_dubious_ownership(stderr):
         where = folder or "the repository"
         return (

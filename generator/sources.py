@@ -106,10 +106,12 @@ def check_out_pinned(
     the `executorch` checkout).
 
     Raises:
-        FatalError: the pinned commit cannot be checked out (the message names the pin).
+        FatalError: the pinned commit cannot be checked out: the message names the component,
+            the pin and the URL (without credentials), and, since the user chose neither, says
+            which remote or mirror lacks it rather than what a ref may be.
     """
     try:
-        co = checkout(url, rev, component.checkout, cache)
+        co = checkout(url, rev, component.checkout, cache, pinned=True)
     except FatalError as e:
         raise FatalError(
             f"ExecuTorch at {executorch.sha[:12]} pins {component.name} at {rev}, which cannot "
