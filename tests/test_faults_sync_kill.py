@@ -113,11 +113,12 @@ def ours(folder: Path) -> list[str]:
 
 def start_and_kill(
     tmp_path: Path, verb: str, point: str, sig: signal.Signals, api_url: str, remote: Path
-) -> tuple[Path, list[str], int]:
+) -> tuple[Path, list[str], int, str]:
     """Run the child until it waits at `point`, send it `sig`, wait for it to end.
 
     Returns:
-        The child's TMPDIR, what of ours was in it while it waited, and its exit code.
+        The child's TMPDIR, what of ours was in it while it waited, its exit code and its
+        stderr.
     """
     tmpdir = tmp_path / "tmpdir"
     tmpdir.mkdir(exist_ok=True)
@@ -132,6 +133,7 @@ def start_and_kill(
         text=True,
         start_new_session=True,
     )
+    err = ""
     try:
         deadline = time.monotonic() + 90
         while not ready.exists():
@@ -148,8 +150,8 @@ def start_and_kill(
         with contextlib.suppress(ProcessLookupError):
             os.killpg(child.pid, signal.SIGKILL)
         if child.returncode is None:
-            child.communicate(timeout=60)
-    return tmpdir, during, child.returncode
+            err = child.communicate(timeout=60)[1]
+    return tmpdir, during, child.returncode, err
 
 
 def use_tmpdir(monkeypatch: pytest.MonkeyPatch, tmpdir: Path) -> None:
@@ -172,20 +174,20 @@ def test_killed_sync_leaves_nothing_once_the_next_run_is_done(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    tmpdir, during, code = start_and_kill(tmp_path, "sync", point, sig, fake.url, remote)
+    tmpdir, during, code, child_err = start_and_kill(tmp_path, "sync", point, sig, fake.url, remote)
     # the work folder (clone and build) and the askpass folder, named by the run's pid
-    assert len(during) == 2
+    assert len(during) == 2, during
     assert {name.split("-")[1] for name in during} == {"sync"}
     assert any(name.startswith("executorch-sync-askpass-") for name in during)
-    assert code == EXIT[sig]
+    assert code == EXIT[sig], child_err
     left = ours(tmpdir)
     if sig == signal.SIGKILL:
         assert left == during  # nothing could run: the next run must clean up
     else:
-        assert left == []  # cleaned up on the way out
+        assert left == [], child_err  # cleaned up on the way out
     if point == "pr" and sig != signal.SIGKILL:
         # interrupted during the pull request: the push was undone
-        assert branch_of(SHA_OLD) not in branches(remote)
+        assert branch_of(SHA_OLD) not in branches(remote), child_err
     assert fake.pulls == {}
 
     use_tmpdir(monkeypatch, tmpdir)
@@ -214,8 +216,10 @@ def test_killed_release_leaves_nothing_once_the_next_run_is_done(
     git("add", "-A", cwd=seed)
     git("commit", "--quiet", "-m", "0.2.0", cwd=seed)
     git("push", "--quiet", "origin", "main", cwd=seed)
-    tmpdir, during, code = start_and_kill(tmp_path, "release", "push", sig, fake.url, remote)
-    assert len(during) == 2 and code == EXIT[sig]
+    tmpdir, during, code, child_err = start_and_kill(
+        tmp_path, "release", "push", sig, fake.url, remote
+    )
+    assert len(during) == 2 and code == EXIT[sig], child_err
     assert git("tag", "--list", cwd=remote) == ""
     use_tmpdir(monkeypatch, tmpdir)
     said: list[str] = []
