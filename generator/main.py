@@ -186,7 +186,8 @@ def add_sync_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) 
     sync.add_argument(
         "--remote",
         metavar="GIT_URL",
-        help="git URL to clone and push (default: the repo's clone URL on GitHub)",
+        help="git URL to clone and push (default: the repo's clone URL on GitHub); https, "
+        "or plain http only to this machine (the token goes along)",
     )
     sync.add_argument(
         "--base", default="main", metavar="BRANCH", help="branch the PR targets (default: main)"
@@ -205,7 +206,9 @@ def add_sync_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) 
     sync.add_argument(
         "--bot-name",
         metavar="NAME",
-        help="author and committer name of the sync commit (default: executorch-arduino-bot)",
+        help="author and committer name of the sync commit, as git stores it (no leading or "
+        "trailing space or . , : ; < > \" \\ ', no < > or newline; "
+        "default: executorch-arduino-bot)",
     )
     sync.add_argument(
         "--bot-email",

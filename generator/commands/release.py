@@ -38,7 +38,7 @@ def add_release_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser
         "--remote",
         metavar="GIT_URL",
         help="git URL to clone and push (default: https://github.com/OWNER/NAME.git); "
-        "without credentials in it",
+        "without credentials in it; https, or plain http only to this machine",
     )
     release.add_argument(
         "--ref",
