@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -249,9 +250,12 @@ def test_a_pruning_is_cached_by_the_content_it_reads(
 
     analysed: list[Path] = []
     real = reachable_module._analyse
-    monkeypatch.setattr(
-        reachable_module, "_analyse", lambda lib, *a: analysed.append(lib) or real(lib, *a)
-    )
+
+    def recording(lib: Path, *rest: Any) -> Pruning:
+        analysed.append(lib)
+        return real(lib, *rest)
+
+    monkeypatch.setattr(reachable_module, "_analyse", recording)
     warm = prune_unreachable(second, [second / c for c in CANDIDATES], tmp_path / "o", steps=steps)
     assert warm == cold and analysed == [] and steps.hits == 1  # nothing compiled or read
     assert translation_units(second) == translation_units(first)  # the same files deleted
