@@ -359,6 +359,9 @@ def _check_identifier(data: bytes, reader: ProgramReader) -> None:
 
 #: What FlatBuffers' Python runtime raises on an offset past the end of the buffer.
 _CORRUPT = (struct.error, IndexError, ValueError, OverflowError)
+#: And on an offset sum past 2**32 (flatbuffers/number_types.py `enforce_number` raises
+#: TypeError "bad number ..."); any other TypeError is a bug of this tool, not a bad file.
+_OUT_OF_RANGE = "bad number "
 
 
 class _Guard:
@@ -460,7 +463,9 @@ def read_program(pte_bytes: bytes, reader: ProgramReader) -> Program:
         raise PteError(
             f"offset {guard.pos}: {guard.what} holds a string that is not UTF-8"
         ) from None
-    except _CORRUPT as e:
+    except (*_CORRUPT, TypeError) as e:
+        if isinstance(e, TypeError) and not str(e).startswith(_OUT_OF_RANGE):
+            raise
         raise PteError(
             f"offset {guard.pos}: {guard.what} points past the end of the {len(data)}-byte "
             f"buffer ({e})"
@@ -796,8 +801,19 @@ def model_h(
     return "\n".join(lines) + "\n"
 
 
-_ARRAY = re.compile(r"\b(?P<name>[A-Za-z_]\w*)\s*\[\s*\d*\s*\]\s*=\s*\{(?P<body>[^}]*)\}", re.S)
+#: `NAME[] = {` or `NAME[N] = {`, then the body up to `}`, or to the end of the text when
+#: nothing closes it (matched once, not retried at every later array: linear time).
+_ARRAY = re.compile(
+    r"\b(?P<name>[A-Za-z_]\w*)\s*\[\s*\d*\s*\]\s*=\s*\{(?P<body>[^}]*)(?P<close>\}?)"
+)
 _DIGEST = re.compile(r"//\s*(?P<name>\w+):\s*(?P<size>\d+) bytes, sha256 (?P<sha>[0-9a-f]{64})")
+#: A comment in an array body; an unclosed block comment runs to the end (linear time).
+_COMMENT = re.compile(r"//[^\n]*|/\*(?:.*?\*/|.*\Z)", re.S)
+
+
+def _shown(item: str) -> str:
+    """`item` for a message: quoted, at most 40 characters of it."""
+    return repr(item if len(item) <= 40 else item[:40] + "...")
 
 
 def pte_from_model_h(text: str, *, name: str | None = None) -> bytes:
@@ -812,40 +828,49 @@ def pte_from_model_h(text: str, *, name: str | None = None) -> bytes:
         The bytes, verified against the recorded size and SHA-256 when the header has them.
 
     Raises:
-        PteError: no such array, a value that is not a byte, or a size/hash mismatch.
+        PteError: no such array, an array or comment not closed, a value that is not a
+            byte, or a size/hash mismatch.
     """
     recorded = {m.group("name"): m for m in _DIGEST.finditer(text)}
     if name is None and recorded:
         name = next(iter(recorded))
     for m in _ARRAY.finditer(text):
-        if name is not None and m.group("name") != name:
+        array = m.group("name")
+        if name is not None and array != name:
             continue
-        body = re.sub(r"//[^\n]*|/\*.*?\*/", " ", m.group("body"), flags=re.S)
-        items = [t.strip() for t in body.split(",") if t.strip()]
+        if not m.group("close"):
+            raise PteError(f"array {array}: no closing }}; the header is truncated")
         out = bytearray()
-        for item in items:
+        body = m.group("body")
+        for comment in _COMMENT.finditer(body):
+            if comment.group().startswith("/*") and not comment.group().endswith("*/"):
+                raise PteError(f"array {array}: a /* comment is not closed")
+        for item in _COMMENT.sub(" ", body).split(","):
+            item = item.strip()
+            if not item:
+                continue
             try:
                 value = int(item, 0)
             except ValueError:
-                raise PteError(f"array {m.group('name')}: {item!r} is not a number") from None
+                raise PteError(f"array {array}: {_shown(item)} is not a number") from None
             if not 0 <= value <= 255:
-                raise PteError(f"array {m.group('name')}: {item!r} is not a byte")
+                raise PteError(f"array {array}: {_shown(item)} is not a byte")
             out.append(value)
         data = bytes(out)
-        check = recorded.get(m.group("name"))
+        check = recorded.get(array)
         if check is not None:
-            if len(data) != int(check.group("size")):
+            size = check.group("size")
+            if str(len(data)) != (size.lstrip("0") or "0"):  # no int(): 5,000 digits fail
                 raise PteError(
-                    f"array {m.group('name')} has {len(data)} bytes, its comment says "
-                    f"{check.group('size')}: the header was edited or truncated"
+                    f"array {array} has {len(data)} bytes, its comment says "
+                    f"{_shown(size)[1:-1]}: the header was edited or truncated"
                 )
             if hashlib.sha256(data).hexdigest() != check.group("sha"):
                 raise PteError(
-                    f"array {m.group('name')}: SHA-256 differs from the one recorded: "
-                    "the header was edited"
+                    f"array {array}: SHA-256 differs from the one recorded: the header was edited"
                 )
         return data
-    wanted = f"array {name!r}" if name else "a byte array"
+    wanted = f"array {name!r}" if name else "byte array"
     raise PteError(
         f"no {wanted} found in the header; regenerate the model.h from the .pte with "
         "extras/tools/pte_to_header.py"
@@ -895,15 +920,14 @@ def registered_kernels(codegen_dir: str | Path) -> dict[str, int]:
         starts = list(KERNEL_REGISTRATION.finditer(text))
         for k, m in enumerate(starts):
             end = starts[k + 1].start() if k + 1 < len(starts) else len(text)
-            size = _STACK_SIZE.search(text, m.end(), end)
             op = m.group("name")
-            if size is None:
+            n = _stack_size(text, f"{path}: kernel {op}", m.end(), end)
+            if n is None:
                 raise RegistrationError(
                     f"{path}: kernel {op} has no `stack.size() == N` check; the ExecuTorch "
                     "codegen format changed and et_pte.py needs updating (a bug in this "
                     "tool, not a passing check)"
                 )
-            n = int(size.group("n"))
             if kernels.get(op, n) != n:
                 raise RegistrationError(
                     f"{path}: {op} is registered with {kernels[op]} and {n} arguments; "
@@ -926,44 +950,69 @@ _DEFINE = re.compile(
 )
 #: `Kernel("op", function)`: a kernel whose wrapper is a named function, not a lambda.
 _KERNEL_FUNCTION = re.compile(r'\bKernel\s*\(\s*"[^"]+"\s*,\s*(?P<fn>[A-Za-z_]\w*)\s*\)')
+#: `name(`: a call of a macro or function (or a definition's head).
+_CALL = re.compile(r"\b(?P<name>[A-Za-z_]\w*)\s*\(")
+#: `name(parameters) {`: a function definition's head. No parenthesis in the parameters:
+#: with one, each `name(` of a long run of them would scan to the end (quadratic time).
+_FUNCTION_HEAD = re.compile(r"\b(?P<name>[A-Za-z_]\w*)\s*\([^;{}()]*\)\s*\{")
 
 
-def _macro_stack_sizes(text: str) -> dict[str, int]:
-    """Macros whose expansion checks `stack.size() == N`, directly or through another macro."""
+def _stack_size(text: str, where: str, start: int = 0, end: int | None = None) -> int | None:
+    """N of the first `stack.size() == N` in text[start:end], or None.
+
+    Raises:
+        RegistrationError: N is not a count (thousands of digits); the message starts with
+            `where` (the file and the kernel, macro or function).
+    """
+    m = _STACK_SIZE.search(text, start, len(text) if end is None else end)
+    if m is None:
+        return None
+    digits = m.group("n")
+    if len(digits) > 9:  # int() refuses 4,300 digits and more; no stack holds 10**9 values
+        raise RegistrationError(
+            f"{where}: `stack.size() == {digits[:12]}...` is not an argument count; the "
+            "source is damaged: regenerate the library"
+        )
+    return int(digits)
+
+
+def _macro_stack_sizes(text: str, path: Path) -> dict[str, int]:
+    """Macros whose expansion checks `stack.size() == N`, directly or through another macro
+    (a macro calling several takes the size of the nearest one that checks)."""
     bodies = {m.group("name"): m.group("body") for m in _DEFINE.finditer(text)}
     sizes: dict[str, int] = {}
-    changed = True
-    while changed:
-        changed = False
-        for name, body in bodies.items():
-            if name in sizes:
-                continue
-            direct = _STACK_SIZE.search(body)
-            if direct is not None:
-                sizes[name] = int(direct.group("n"))
-                changed = True
-                continue
-            for other, n in list(sizes.items()):
-                if re.search(rf"\b{re.escape(other)}\s*\(", body):
-                    sizes[name] = n
-                    changed = True
-                    break
+    callers: dict[str, list[str]] = {}
+    for name, body in bodies.items():
+        n = _stack_size(body, f"{path}: macro {name}")
+        if n is not None:
+            sizes[name] = n
+            continue
+        for called in dict.fromkeys(c.group("name") for c in _CALL.finditer(body)):
+            if called in bodies and called != name:
+                callers.setdefault(called, []).append(name)
+    # Breadth first from the macros that check: linear in the calls, however deep the chain.
+    queue = list(sizes)
+    for name in queue:
+        for caller in callers.get(name, ()):
+            if caller not in sizes:
+                sizes[caller] = sizes[name]
+                queue.append(caller)
     return sizes
 
 
-def _function_stack_size(folder: Path, function: str) -> int | None:
-    """The `stack.size() == N` of `void function(...) {...}` defined in a source of `folder`."""
-    definition = re.compile(rf"\b{re.escape(function)}\s*\([^;{{)]*\)\s*\{{")
+def _function_stack_sizes(folder: Path) -> dict[str, int | None]:
+    """The `stack.size() == N` of each `name(...) {...}` defined in a source of `folder`
+    (the first definition of a name, in file name order; None: it checks none)."""
+    sizes: dict[str, int | None] = {}
     for path in sorted(folder.glob("*.cpp")):
         text = path.read_text(encoding="utf-8", errors="replace")
-        m = definition.search(text)
-        if m is None:
-            continue
-        end = text.find("\n}", m.end())
-        size = _STACK_SIZE.search(text, m.end(), end if end >= 0 else len(text))
-        if size is not None:
-            return int(size.group("n"))
-    return None
+        for m in _FUNCTION_HEAD.finditer(text):
+            name = m.group("name")
+            if sizes.get(name) is None:
+                end = text.find("\n}", m.end())
+                where = f"{path}: function {name}"
+                sizes[name] = _stack_size(text, where, m.end(), end if end >= 0 else None)
+    return sizes
 
 
 def registered_prim_ops(source: str | Path) -> dict[str, int]:
@@ -988,7 +1037,10 @@ def registered_prim_ops(source: str | Path) -> dict[str, int]:
     if not path.is_file():
         return {}
     text = path.read_text(encoding="utf-8", errors="replace")
-    macros = _macro_stack_sizes(text)
+    macros = _macro_stack_sizes(text, path)
+    names = list(macros)
+    order = {name: i for i, name in enumerate(names)}
+    functions: dict[str, int | None] | None = None  # read when a kernel names a function
     # Macro bodies are not kernels: blank them (keeping line count) before reading kernels.
     text = _DEFINE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     starts = list(KERNEL_REGISTRATION.finditer(text))
@@ -1005,17 +1057,16 @@ def registered_prim_ops(source: str | Path) -> dict[str, int]:
         function = _KERNEL_FUNCTION.match(text, m.start())
         n: int | None = None
         if function is not None:
-            n = _function_stack_size(path.parent, function.group("fn"))
+            if functions is None:
+                functions = _function_stack_sizes(path.parent)
+            n = functions.get(function.group("fn"))
         else:
-            size = _STACK_SIZE.search(text, m.end(), end)
-            if size is not None:
-                n = int(size.group("n"))
-            else:
-                region = text[m.end() : end]
-                n = next(
-                    (v for name, v in macros.items() if re.search(rf"\b{name}\s*\(", region)),
-                    None,
-                )
+            n = _stack_size(text, f"{path}: prim op {op}", m.end(), end)
+            if n is None:
+                # The first macro (in definition order) that the region calls.
+                calls = (c.group("name") for c in _CALL.finditer(text, m.end(), end))
+                called = [order[c] for c in calls if c in order]
+                n = macros[names[min(called)]] if called else None
         if n is None:
             raise RegistrationError(
                 f"{path}: prim op {op} has no `stack.size() == N` check (in its lambda, a "
