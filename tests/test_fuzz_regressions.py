@@ -25,6 +25,9 @@ import et_pte
 from et_fixture import ET_VIEW_CPP, FIXTURE_PTE
 from reader_fixture import write_wheel_reader
 
+from generator.errors import FatalError
+from generator.selection import split_registration
+
 #: What each input must be answered within. Before the fixes the slow ones took 6 s to
 #: 30 s and more (measured on the inputs below); now they take milliseconds, so the bound
 #: has room for a loaded machine.
@@ -136,7 +139,7 @@ MODEL_H_CASES = (
         # The typo: "no a byte array found".
         ("no array", "int x;", "no byte array found in the header; regenerate"),
     ],
-    ids=lambda value: value if value in MODEL_H_CASES else "",
+    ids=MODEL_H_CASES,
 )
 def test_hostile_model_h_is_a_pte_error_at_once(case: str, text: str, message: str) -> None:
     result, seconds = timed(lambda: et_pte.pte_from_model_h(text))
@@ -209,7 +212,7 @@ def _many_macros(n: int) -> str:
         ("prim op count", KERNEL, KERNEL.replace("3", "3" * 5000), "prim op aten::add.out: `s"),
         ("macro count", KERNEL, "#define M(x) stack.size() == " + "3" * 5000, "macro M: `stack"),
     ],
-    ids=lambda value: value if value in REGISTRATION_CASES else "",
+    ids=REGISTRATION_CASES,
 )
 def test_hostile_registration_is_read_or_refused_at_once(
     tmp_path: Path, case: str, codegen: str, prim_ops: str | None, expected: Any
@@ -239,3 +242,40 @@ def test_a_prim_op_takes_the_first_macro_it_calls_that_checks(tmp_path: Path) ->
     )
     kernels = et_pte.library_kernels(_library(tmp_path, KERNEL, prim_ops))
     assert kernels == {"aten::add.out": 3, "p::b_then_a": 2, "p::through_c": 5, "p::view": 3}
+
+
+# ---------------------------------------------------------------------------------------
+# The kernel-selection step's split of the codegen's registration source
+
+TABLE = "static Kernel kernels_to_register[] = {"
+TABLE_CLOSED = (
+    TABLE + "\n // Generated kernels\n};\n"
+    "static auto success_with_kernel_reg = register_kernels(kernel_span);\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("case", "text", "message"),
+    [
+        # The table's end was searched from every blank of a run (6 s for 40,000 blanks).
+        ("blanks", TABLE + " " * 40_000, "no longer has the layout"),
+        # The span with its comments was matched from every comment line (7.5 s for 16,000).
+        ("comment lines", TABLE_CLOSED + "//x\n" * 20_000, "has no `static KernelSpan"),
+    ],
+    ids=["blanks", "comment lines"],
+)
+def test_hostile_registration_source_is_refused_at_once(case: str, text: str, message: str) -> None:
+    result, seconds = timed(lambda: split_registration(text))
+    assert isinstance(result, FatalError), (case, result)
+    assert message in str(result)
+    assert seconds < FAST_S, (case, seconds)
+
+
+def test_the_split_still_drops_the_span_and_the_comments_above_it() -> None:
+    text = TABLE_CLOSED.replace(
+        "static auto", "// one\n// two\nstatic KernelSpan kernel_span(\n    a, b);\nstatic auto"
+    )
+    head, entries, tail = split_registration(text.replace("\n // Generated", "),\n // Generated"))
+    assert head == TABLE + "\n"
+    assert entries == {}
+    assert tail == "};\n"
