@@ -120,11 +120,11 @@ def refuse_transport(url: str, *, pinned: bool = False) -> None:
         git.Git.check_unsafe_protocols(url)
     except UnsafeProtocolError:
         scheme = re.match(r"[A-Za-z0-9][A-Za-z0-9+.-]*", url)
-        transport = scheme.group(0) if scheme else "empty"
+        transport = scheme.group(0) if scheme else ""
         named = display_url(url) if pinned else f"{REPO_OPTION} {display_url(url)}"
         raise FatalError(
-            f"{named} uses git's {transport} transport, a remote helper (a program, not a "
-            "server), which this tool does not run: give an https, ssh or git URL, or a path"
+            f"{named} names git's remote helper {transport}:: (a program, not a server), "
+            "which this tool does not run: give an https, ssh or git URL, or a path"
         ) from None
 
 
