@@ -105,7 +105,7 @@ def _failure(
     )
 
 
-def refuse_transport(url: str, *, pinned: bool = False) -> None:
+def refuse_transport(url: str, *, pinned: bool = False, option: str = REPO_OPTION) -> None:
     """Refuse a URL of git's `<transport>::<address>` form before anything is created.
 
     Those name a remote helper program (`ext::` runs a command, `fd::` talks over file
@@ -113,6 +113,9 @@ def refuse_transport(url: str, *, pinned: bool = False) -> None:
     (`Git.check_unsafe_protocols`). Transports git itself refuses (`protocol.<name>.allow`,
     a scheme without a helper) fail at the first git command, with git's words.
 
+    Args:
+        pinned: the URL is a component's pin (named without an option).
+        option: the option that gave the URL, for the message (`--remote` for sync).
     Raises:
         FatalError: naming the URL (without credentials) and the kinds of URL that work.
     """
@@ -121,7 +124,7 @@ def refuse_transport(url: str, *, pinned: bool = False) -> None:
     except UnsafeProtocolError:
         scheme = re.match(r"[A-Za-z0-9][A-Za-z0-9+.-]*", url)
         transport = scheme.group(0) if scheme else ""
-        named = display_url(url) if pinned else f"{REPO_OPTION} {display_url(url)}"
+        named = display_url(url) if pinned else f"{option} {display_url(url)}"
         raise FatalError(
             f"{named} names git's remote helper {transport}:: (a program, not a server), "
             "which this tool does not run: give an https, ssh or git URL, or a path"

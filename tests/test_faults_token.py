@@ -360,3 +360,29 @@ def test_cli_release_refusal_is_a_clean_error(
     assert f"error: not sending the GitHub token to {evil}/library.git (from --remote)" in err
     assert "Traceback" not in err and TOKEN not in err
     assert served.hits == []
+
+
+# -- remote helpers (`fd::`, `ext::`): a program, not a server ---------------------------------
+
+
+@pytest.mark.parametrize("url", ["fd::3", "ext::sh%-c%touch%/tmp/pwned"])
+def test_sync_remote_helper_urls_are_refused_before_git_runs(
+    sync: Runner, fake: FakeGitHub, url: str
+) -> None:
+    # Before: `git clone fd::3` waited on a file descriptor until the job was killed.
+    with pytest.raises(FatalError) as info:
+        sync("v1.5.1", "0.2.0", remote=url)
+    assert f"--remote {url} names git's remote helper" in str(info.value)
+    assert fake.pulls == {} and sync.build.calls == []
+
+
+def test_sync_remote_helper_reached_by_insteadof_is_refused(
+    sync: Runner, fake: FakeGitHub, gitenv: dict[str, str]
+) -> None:
+    add_git_config(gitenv, '[url "fd::3/"]\n\tinsteadOf = https://github.example/\n')
+    with pytest.raises(FatalError) as info:
+        sync("v1.5.1", "0.2.0", remote="https://github.example/library.git")
+    assert "(as git's config rewrites it) fd::3/library.git names git's remote helper" in str(
+        info.value
+    )
+    assert fake.pulls == {}

@@ -34,6 +34,7 @@ from pathlib import Path
 from git import Blob, Git, GitCommandError, Repo
 from git.exc import BadName
 
+from generator.checkout import refuse_transport
 from generator.errors import FatalError
 from generator.gitfail import redact_urls
 from generator.properties import properties_version
@@ -283,9 +284,13 @@ def clone(remote: str, dest: Path, genv: GitEnv, source: str = "--remote") -> Re
     """
     if remote.startswith("-"):
         raise FatalError(f"{source} {remote!r} starts with '-': give a git URL or path")
+    # `fd::`, `ext::` name a program, not a server (`git clone fd::3` waits forever), given
+    # or reached by git's insteadOf rewriting.
+    refuse_transport(remote, option=source)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fetch_url = genv.run(["ls-remote", "--get-url", remote], cwd=dest.parent)
+    refuse_transport(fetch_url, option=f"{source} (as git's config rewrites it)")
     if genv.token:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        fetch_url = genv.run(["ls-remote", "--get-url", remote], cwd=dest.parent)
         check_token_url(fetch_url, source, given=remote)
     try:
         genv.run(["clone", "--quiet", "--no-checkout", "--", remote, str(dest)])
