@@ -13,16 +13,19 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from wcmatch import glob
 
 from generator import package_path
+from generator.cache import StepCache, code_version
 from generator.components import Component, CopyRule
 from generator.errors import FatalError
 
@@ -197,6 +200,53 @@ def follow_includes(root: Path, library: Path, starts: Iterable[Path]) -> Includ
             if not resolved:
                 closure.unresolved.add(name)
     return closure
+
+
+def follow_includes_cached(
+    root: Path,
+    library: Path,
+    starts: Sequence[Path],
+    tree: Mapping[str, Any],
+    steps: StepCache,
+) -> IncludeClosure:
+    """`follow_includes`, its result a step-cache entry.
+
+    Keyed by the ExecuTorch tree (`tree`: the ref's full SHA and the checked-out paths), the
+    content of every file under the library's src/ at this point (what the includes are read
+    from and resolved against), the starts and this module's code. On a hit the same files
+    are copied from `root` without reading a single include.
+    """
+    src = library / "src"
+    digest = hashlib.sha256()
+    for path in sorted(p for p in src.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(src).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    key = {
+        **tree,
+        "src": digest.hexdigest(),
+        "starts": [p.relative_to(library).as_posix() for p in starts],
+        "code": code_version("vendor"),
+    }
+    cached = steps.get("includes", key, _closure_from)
+    if cached is not None and all((root / rel).is_file() for rel in cached.added):
+        for rel in cached.added:
+            dest = src / "executorch" / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(root / rel, dest)
+        return cached
+    closure = follow_includes(root, library, starts)
+    steps.put("includes", key, {"added": closure.added, "unresolved": sorted(closure.unresolved)})
+    return closure
+
+
+def _closure_from(value: Any) -> IncludeClosure | None:
+    """The stored closure, or None for a value of another shape (a miss)."""
+    if not isinstance(value, dict):
+        return None
+    added, unresolved = value.get("added"), value.get("unresolved")
+    if not isinstance(added, list) or not isinstance(unresolved, list):
+        return None
+    return IncludeClosure(added=[str(a) for a in added], unresolved={str(u) for u in unresolved})
 
 
 def _copy_et(

@@ -102,6 +102,19 @@ def test_another_op_set_misses(tmp_path: Path, upstream: Upstream, calls: Calls)
     assert calls.both == (2, 2)
 
 
+def test_the_include_closure_is_cached_by_the_tree_it_reads(
+    tmp_path: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build = make_builder(tmp_path)
+    _, full = build()
+    _, small = build(ops=("aten::add.out",))  # other op sources: the closure must miss
+    monkeypatch.setenv(NO_STEP_CACHE_ENV, "1")
+    _, small_uncached = build(ops=("aten::add.out",))
+    _, full_uncached = build()
+    assert (small, full) == (small_uncached, full_uncached) and small != full
+    assert len(entries(tmp_path, "includes")) == 2
+
+
 def test_another_torch_version_or_generator_code_misses(
     tmp_path: Path, upstream: Upstream, calls: Calls, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -181,4 +194,5 @@ def test_the_notes_say_what_came_from_the_cache(tmp_path: Path, upstream: Upstre
     assert [n.split(" ", 1)[1] for n in said[1]] == [
         "operators (every Cortex-M op + default root ops) (from the step cache)",
         "kernels registered (from the step cache)",
+        "headers and helper sources found by following includes (from the step cache)",
     ]

@@ -14,8 +14,10 @@ import argparse
 import platform
 import shutil
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -69,7 +71,7 @@ from generator.ui import ConsoleReporter, QuietReporter, Reporter
 from generator.urls import DEFAULT_EXECUTORCH_REPO, display_url, refuse_credentials
 from generator.userpaths import input_file
 from generator.vendor import (
-    follow_includes,
+    follow_includes_cached,
     vendor_component,
     vendor_op_sources,
     write_cmake_macros,
@@ -284,8 +286,12 @@ def _build_into(
         rep.note(f"{len(generated.kernels)} kernels registered" + _from_cache(steps, hits))
 
     with rep.step("vendor sources"):
-        vendored = _vendor_sources(source, third_party, chosen, library, rep)
-        rep.note(f"{vendored.headers_added} headers and helper sources found by following includes")
+        hits = steps.hits
+        vendored = _vendor_sources(source, third_party, chosen, library, rep, tree, steps)
+        rep.note(
+            f"{vendored.headers_added} headers and helper sources found by following includes"
+            + _from_cache(steps, hits)
+        )
 
     with rep.step("generate the schema headers"):
         fb = third_party.flatbuffers
@@ -393,9 +399,12 @@ def _vendor_sources(
     chosen: OpSetChoice,
     library: Path,
     rep: Reporter,
+    et_tree: Mapping[str, Any],
+    steps: StepCache,
 ) -> VendoredSources:
     """Copy every component's files, the op sources, our sources (library_template/src) and
-    every header they include, into `library`."""
+    every header they include, into `library`; the include closure comes from the step cache
+    (`steps`, keyed by `et_tree` and the tree so far) when it holds it."""
     ref_files: list[RefFiles] = []
     components: list[tuple[Component, Path]] = [(source.component, source.root)]
     components += [(tp.component, tp.path) for tp in third_party.all]
@@ -420,7 +429,7 @@ def _vendor_sources(
         ignore=shutil.ignore_patterns(TEMPLATE_PLATFORM.name),
     )
     starts = sorted(p for p in (library / "src").rglob("*") if p.suffix in (".h", ".cpp"))
-    closure = follow_includes(source.root, library, starts)
+    closure = follow_includes_cached(source.root, library, starts, et_tree, steps)
     prunable += [library / "src" / "executorch" / rel for rel in closure.added]
     return VendoredSources(tuple(ref_files), len(closure.added), tuple(prunable))
 
