@@ -427,9 +427,11 @@ def _analyse(
     library: Path, pool: list[str], roots: list[str], target: Target, objects: Path
 ) -> Pruning:
     """`prune_unreachable` without its cache: compile, read the objects, follow, delete."""
-    # The roots first: when one does not compile, the candidates need not be compiled.
-    compiled = _compile(library, roots, target, objects)
-    broken = sorted(compiled.failed)
+    # One batch, the largest sources first (longest-processing-time order): both cores stay
+    # busy to the end, where a batch of roots and then one of candidates left one idle twice.
+    everything = sorted([*roots, *pool], key=lambda rel: -(library / rel).stat().st_size)
+    compiled = _compile(library, everything, target, objects)
+    broken = sorted(r for r in roots if r in compiled.failed)
     if broken:
         return Pruning(
             compiler=target.version(),
@@ -438,9 +440,6 @@ def _analyse(
             fallback=f"{broken[0]} does not compile for {UNO_Q.name}: "
             f"{_first_error(compiled.failed[broken[0]])}",
         )
-    more = _compile(library, pool, target, objects)
-    compiled.symbols.update(more.symbols)
-    compiled.failed.update(more.failed)
     kept = reachable(
         {r: compiled.symbols[r] for r in roots},
         {c: compiled.symbols[c] for c in pool if c in compiled.symbols},
