@@ -1,7 +1,7 @@
 """Benchmark: time a cold and warm regenerations of the library (not a test).
 
     python benchmarks/bench_build.py [--executorch-ref REF] [--executorch-repo URL] [--runs N]
-        [--max-warm SECONDS]
+        [--all-ops] [--max-warm SECONDS] [--max-cold SECONDS]
 
 Cold: an empty cache (every checkout fetched, every step run). Then, on that cache, `--runs`
 warm rebuilds (median shown) of the same ref into the same `--out`, each kind side by side:
@@ -11,6 +11,11 @@ warm rebuilds (median shown) of the same ref into the same `--out`, each kind si
   still reused);
 - warm, by SHA: the ref given as its full SHA, so the difference with `warm` is what
   re-resolving a branch (`git ls-remote`, which every run of a branch does) costs.
+
+`--all-ops` builds every portable operator (the `build --all-ops` library) in every run.
+Targets (issue 16): warm under 1.0 s, cold default under 30 s, cold `--all-ops` under 180 s, on
+an otherwise idle machine with local mirrors; `--max-warm`/`--max-cold` make the script exit 1
+when a median (warm) or the cold run is slower.
 
 Every run's tree must be byte-identical to the cold one (`generator.render.tree_hash`;
 extras/PROVENANCE.txt aside for the SHA run, as it records the ref as given): the script exits
@@ -55,9 +60,11 @@ def main() -> int:
     parser.add_argument("--executorch-ref", default="main")
     parser.add_argument("--executorch-repo", default=DEFAULT_EXECUTORCH_REPO)
     parser.add_argument("--runs", type=int, default=5, help="warm runs of each kind (median)")
+    parser.add_argument("--all-ops", action="store_true", help="every portable operator")
     parser.add_argument(
         "--max-warm", type=float, default=None, help="fail when the warm median is slower"
     )
+    parser.add_argument("--max-cold", type=float, default=None, help="fail when cold is slower")
     args = parser.parse_args()
     os.environ.pop(NO_STEP_CACHE_ENV, None)
     with tempfile.TemporaryDirectory(prefix="bench-build-") as tmp:
@@ -65,6 +72,7 @@ def main() -> int:
             executorch_ref=args.executorch_ref,
             executorch_repo=args.executorch_repo,
             cache_dir=Path(tmp) / "cache",
+            all_ops=args.all_ops,
         )
         out = Path(tmp) / "ExecuTorch"
         cold = build_library(options, out)
@@ -112,6 +120,9 @@ def main() -> int:
     print(f"re-resolving {args.executorch_ref!r} each run costs about {branch:.2f} s")
     if args.max_warm is not None and warm > args.max_warm:
         print(f"warm median {warm:.2f} s exceeds --max-warm {args.max_warm:.2f} s")
+        return 1
+    if args.max_cold is not None and cold.seconds > args.max_cold:
+        print(f"cold {cold.seconds:.2f} s exceeds --max-cold {args.max_cold:.2f} s")
         return 1
     return 0
 
