@@ -12,7 +12,15 @@ from generator.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Options of other programs that messages quote on purpose (git, arduino-lint).
-FOREIGN = {"--global", "--add", "--library-manager", "--compliance"}
+#: Options of other tools (git config, arduino-lint) that messages tell the user to run.
+FOREIGN = {
+    "--global",
+    "--add",
+    "--library-manager",
+    "--compliance",
+    "--show-origin",
+    "--get-regexp",
+}
 #: Modules whose every string is a message to the user.
 MESSAGE_MODULES = {"generator/gitfail.py", "generator/urls.py"}
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]")
