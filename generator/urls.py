@@ -133,6 +133,26 @@ def token_url_problem(url: str) -> str | None:
     return f"git would send the token as an {scheme} password"
 
 
+#: What `no_proxy` always names for the processes that carry the token: plain http goes only to
+#: this machine (`token_url_problem`), and a configured proxy (`http_proxy`, `ALL_PROXY`, git's
+#: `http.proxy`) would carry such a request, credentials in clear text, to another machine.
+#: curl and requests match `127.0.0.0/8`; older curl only the literal `127.0.0.1`.
+LOOPBACK_NO_PROXY = ("localhost", "127.0.0.1", "127.0.0.0/8")
+
+
+def no_proxy_with_loopback(current: str | None) -> str:
+    """The `no_proxy` value for git run with the token: `current` (the machine's `no_proxy`
+    or `NO_PROXY`, kept for its other hosts) plus `LOOPBACK_NO_PROXY`.
+
+    A lone `*` (no proxy for any host) is kept as it is: curl reads `*` as "every host" only
+    when it is the whole value.
+    """
+    entries = [e.strip() for e in (current or "").split(",") if e.strip()]
+    if entries == ["*"]:
+        return "*"
+    return ",".join([*entries, *(h for h in LOOPBACK_NO_PROXY if h not in entries)])
+
+
 def check_token_url(url: str, source: str, *, given: str | None = None) -> None:
     """Refuse to send the token to `url` (see `token_url_problem`), before any connection.
 

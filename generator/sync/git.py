@@ -13,6 +13,10 @@ applies `url.<base>.insteadOf`) before it connects, and the clone's fetch and pu
 anything is pushed; and the askpass script answers only prompts for an allowed URL, which
 covers a redirect (git names the URL it was redirected to when it asks).
 
+Plain http (loopback only) bypasses any proxy: git runs with `no_proxy` naming loopback
+(`generator.urls.no_proxy_with_loopback`), or `http_proxy` / `http.proxy` would send the
+request, Basic auth and all, to the proxy's machine.
+
 The bot's identity is checked as git stores it (`check_identity`): git strips leading and
 trailing "crud" and drops `<`, `>` and newlines (git `ident.c`, `strbuf_addstr_without_crud`),
 so a name it would change is refused up front instead of committed changed, which would make
@@ -40,7 +44,7 @@ from generator.gitfail import redact_urls
 from generator.properties import properties_version
 from generator.sync.tempdirs import owned_temp_dir
 from generator.sync.version import VersionUse, tag_versions
-from generator.urls import REFUSAL, check_token_url
+from generator.urls import REFUSAL, check_token_url, no_proxy_with_loopback
 from generator.version import highest, parse
 
 #: The environment variable the askpass script reads the token from (set for git only).
@@ -209,6 +213,9 @@ def git_env(token: str | None) -> Iterator[GitEnv]:
             "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"),
             TOKEN_ENV: token or "",
         }
+        # plain http (loopback only) must not go through a proxy to another machine
+        no_proxy = no_proxy_with_loopback(os.environ.get("no_proxy") or os.environ.get("NO_PROXY"))
+        env |= {"no_proxy": no_proxy, "NO_PROXY": no_proxy}
         yield GitEnv(env, token)
 
 

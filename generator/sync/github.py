@@ -197,11 +197,14 @@ _CONNECTION_SOURCE = "a connection PyGithub was to open (the --api-url, or a URL
 
 
 class _CheckedHTTPConnection(HTTPRequestsConnectionClass):
-    """PyGithub's http connection, refused by the token rule before it is made."""
+    """PyGithub's http connection, refused by the token rule before it is made, and never
+    through a proxy: the rule lets plain http go to loopback only, and requests would hand it
+    (`Authorization: token …` in clear text) to `http_proxy` / `ALL_PROXY`'s machine."""
 
     def __init__(self, host: str, port: int | None = None, *args: Any, **kwargs: Any) -> None:
         check_token_url(f"http://{host}{f':{port}' if port else ''}/", _CONNECTION_SOURCE)
         super().__init__(host, port, *args, **kwargs)
+        self.session.trust_env = False  # no proxy (nor .netrc) from the environment
 
 
 class _CheckedHTTPSConnection(HTTPSRequestsConnectionClass):
