@@ -20,6 +20,7 @@ import hashlib
 import os
 import re
 import shutil
+import time
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -164,8 +165,9 @@ def _repair(repos: Path, path: Path) -> None:
     in the cached clone `path`. Each repair is said on stderr.
 
     Called with the cache lock held: no run of ours is using a clone, and none runs git in
-    the background after it ends (auto-gc is kept in the foreground, `_GIT_OPTIONS`), so a
-    lock file there is a dead git's, which git would refuse to work past ("Unable to create
+    the background after it ends (auto-gc is kept in the foreground, `_GIT_OPTIONS`). A git
+    that a run killed alone left running is waited for (`_wait_for_orphans`); a lock file
+    left after that is a dead git's, which git would refuse to work past ("Unable to create
     ….lock: File exists").
 
     Raises:
@@ -178,6 +180,10 @@ def _repair(repos: Path, path: Path) -> None:
     if not git_dir.is_dir():
         return
     stale = sorted(p for p in git_dir.rglob(f"*{LOCK_SUFFIX}") if p.is_file())
+    if stale:
+        # A git still running there removes its own locks when it ends.
+        _wait_for_orphans(path)
+        stale = sorted(p for p in git_dir.rglob(f"*{LOCK_SUFFIX}") if p.is_file())
     for lock in stale:
         try:
             lock.unlink()
@@ -195,6 +201,59 @@ def _repair(repos: Path, path: Path) -> None:
             f"the cached clone {path} held git's lock files of a run that was stopped; "
             f"removed {names}"
         )
+
+
+#: How long a run waits for a git that a stopped run left working in a clone (seconds).
+ORPHAN_WAIT_SECONDS = 300.0
+
+
+def processes_in(folder: Path) -> list[int]:
+    """Pids of the processes, other than this one and its children (GitPython keeps
+    `git cat-file --batch` running in a clone it opened), whose working folder is `folder` or
+    below it (Linux `/proc`; elsewhere, and for other users' processes, none can be seen)."""
+    folder = folder.resolve()
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            cwd = Path(os.readlink(entry / "cwd"))
+            if not (cwd == folder or folder in cwd.parents):
+                continue
+            status = (entry / "status").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        ppid = re.search(r"^PPid:\s*(\d+)", status, re.M)
+        if os.getpid() not in (int(entry.name), int(ppid.group(1)) if ppid else -1):
+            found.append(int(entry.name))
+    return sorted(found)
+
+
+def _wait_for_orphans(path: Path) -> None:
+    """Wait until no process works in the clone `path`.
+
+    A run killed alone (SIGKILL to its process, not its group) leaves its git child running:
+    that git still holds its lock files and will write past them, so removing them under it
+    broke the next build ("unable to write new index file"). GitPython runs git with the
+    clone as its working folder, which is how such a git is recognised.
+
+    Raises:
+        FatalError: a process still works there after `ORPHAN_WAIT_SECONDS`.
+    """
+    deadline = time.monotonic() + ORPHAN_WAIT_SECONDS
+    said = False
+    while pids := processes_in(path):
+        if not said:
+            stderr_line(
+                f"waiting for process {', '.join(map(str, pids))}, left working in the cached "
+                f"clone {path} by a run that was stopped"
+            )
+            said = True
+        if time.monotonic() > deadline:
+            raise FatalError(
+                f"process {', '.join(map(str, pids))} still works in the cached clone {path} "
+                f"after {ORPHAN_WAIT_SECONDS:.0f} s; wait for it to end, or stop it, then run "
+                "again"
+            )
+        time.sleep(0.2)
 
 
 def _holds_objects(path: Path) -> bool:

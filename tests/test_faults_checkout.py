@@ -215,6 +215,40 @@ def test_stale_git_locks_are_removed_and_named(
     assert not list(clone.glob(".git/**/*.lock"))
 
 
+def test_a_git_left_running_by_a_run_killed_alone_is_waited_for(
+    tmp_path: Path, up: Upstream, refs: Refs, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # SIGKILL to the Python process alone leaves its git child running (an orphan, no longer
+    # our child), holding index.lock; removing the lock under it broke the next build
+    # ("unable to write new index file"). Here the orphan removes its own lock when it ends
+    # and says so: had we removed it first, it would fail and say nothing.
+    cache = tmp_path / "cache"
+    checkout(ET, "main", PATHS, cache)
+    clone = next((cache / "repos").iterdir())
+    (clone / ".git/index.lock").write_text("")
+    said = tmp_path / "orphan-said"
+    script = (
+        "import os, sys, time; print(os.getpid(), flush=True); os.close(1); "
+        "time.sleep(1.5); os.remove('.git/index.lock'); open(sys.argv[1], 'w').write('done')"
+    )
+    # `sh` starts it in the background and exits: the orphan is re-parented, as after a kill.
+    started = subprocess.run(
+        ["sh", "-c", '"$0" -c "$1" "$2" &', sys.executable, script, str(said)],
+        cwd=clone,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        check=True,
+    )
+    pid = int(started.stdout.split()[0])
+    capsys.readouterr()
+    assert checkout(ET, "v1.6.0", PATHS, cache).sha == refs.tagged
+    assert said.read_text() == "done"  # it ended, with its own lock, before we went on
+    err = capsys.readouterr().err
+    assert f"waiting for process {pid}, left working in the cached clone {clone}" in err
+    assert "held git's lock files" not in err
+
+
 def test_a_half_made_clone_is_removed_and_named(
     tmp_path: Path, up: Upstream, refs: Refs, capsys: pytest.CaptureFixture[str]
 ) -> None:
