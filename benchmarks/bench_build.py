@@ -17,7 +17,7 @@ Targets (issue 16): warm under 1.0 s, cold default under 30 s, cold `--all-ops` 
 an otherwise idle machine with local mirrors; `--max-warm`/`--max-cold` make the script exit 1
 when a median (warm) or the cold run is slower.
 
-Every run's tree must be byte-identical to the cold one (`generator.render.tree_hash`;
+Every run's tree must be byte-identical to the cold one (`generator.build.render.tree_hash`;
 extras/PROVENANCE.txt aside for the SHA run, as it records the ref as given): the script exits
 1 otherwise, or when the warm median exceeds `--max-warm`. Prints the wall times (in-process:
 `build_library`, not interpreter start-up), files and bytes written, kernels registered, and the
@@ -36,9 +36,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from generator.build.render import tree_hash
 from generator.cache import NO_STEP_CACHE_ENV
-from generator.pipeline import DEFAULT_EXECUTORCH_REPO, BuildOptions, BuildResult, build_library
-from generator.render import tree_hash
+from generator.commands.build import (
+    BuildOptions,
+    BuildResult,
+    build_library,
+)
+from generator.urls import DEFAULT_EXECUTORCH_REPO
 
 
 def _tree(out: Path, *, provenance: bool = True) -> str:

@@ -1,10 +1,10 @@
-"""Benchmark the check's object cache (generator/check/objcache.py) against ccache (not a test).
+"""Benchmark the check's object cache (generator/toolchain/objcache.py) against ccache (not a test).
 
     python benchmarks/bench_objcache.py [--library DIR] [--repeat N] [--modes M,...]
         [--skip-correctness]
 
 Needs ccache (Debian: `apt-get install ccache`; the generator itself does not use it). The
-numbers and the conclusion are recorded at the top of generator/check/objcache.py.
+numbers and the conclusion are recorded at the top of generator/toolchain/objcache.py.
 
 The compiles are exactly the ones `check` runs: every example of the library, for the board
 (gcc-arm) and for the host sanitizer build, as the toolchains list them (a recording cache
@@ -57,7 +57,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the TI
 
 from check_fixtures import HELLO_EXPECTED, HELLO_SKETCH, write_library
 
-from generator.check.objcache import (
+from generator.check.plan import library_examples, plan_build
+from generator.check.toolchains import GCC_ARM, HOST, GccToolchain
+from generator.toolchain.objcache import (
     CompileJob,
     CompileOutcome,
     ObjectCache,
@@ -65,8 +67,6 @@ from generator.check.objcache import (
     include_dirs,
     listing_hash,
 )
-from generator.check.plan import library_examples, plan_build
-from generator.check.toolchains import GCC_ARM, HOST, GccToolchain
 
 MODES = ("plain", "ours", "ccache", "ccache-depend", "ccache-nodirect", "ccache-listing")
 CCACHE_ENV = {

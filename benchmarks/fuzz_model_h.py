@@ -26,7 +26,7 @@ from fuzz_common import ROOT, Target, main
 if TYPE_CHECKING:
     import et_pte  # extras/tools (mypy_path)
 else:
-    from generator.models import et_pte
+    from generator.build.models import et_pte
 
 SEEDS = ROOT / "tests" / "fixtures" / "pte"
 #: Seeds from .pte files up to this size (a model.h is about 7 times its .pte).

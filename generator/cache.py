@@ -1,9 +1,18 @@
-"""The generator's cache folder: where it is, its locks, and the step cache.
+"""The generator's cache folder: where it is, every folder in it, their locks, and the step
+cache. Every other module gets its cache paths from here (pre-commit's `store.py` is the
+model). Layout under the cache root (the user cache folder, or `--cache-dir`):
 
-Layout under the cache root (the user cache folder, or `--cache-dir`): `repos/` holds the
-cached clones (`checkout.py`), `steps/<step>/<key>.json` the results of the pure, expensive
-build steps (the op set choice, the kernel-registration codegen), `build.lock` serializes
-builds sharing the cache, `repos.lock` every use of the cached clones.
+- `repos/<url slug>/`: the cached clones (`generator/build/checkout.py`), every use of them
+  under `repos.lock` (`repos_lock`);
+- `steps/<step>/<key>.json`: the results of the pure, expensive build steps (the op set
+  choice, the kernel-registration codegen, the include closure, the pruning), `StepCache`;
+- `objects/`: objects compiled by content (`generator/toolchain/objcache.py`), shared by the
+  build's pruning step and `check` (`objects_dir`);
+- `flatc/<version>/flatc`: a flatc built from the pinned FlatBuffers
+  (`generator/build/flatc.py`, `flatc_path`);
+- `build.lock`: one build at a time per cache (`build_lock`).
+
+Not cache: `sync`'s and `release`'s work folders (`generator/sync/tempdirs.py`).
 
 A step entry is keyed by everything that determines the step's result (the ref's full SHA,
 the step's options, the torch version, and `code_version` of the generator modules that
@@ -21,7 +30,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -90,6 +99,33 @@ def cache_lock(path: Path, say: Callable[[str], None] | None = None) -> Iterator
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def repos_dir(cache: Path) -> Path:
+    """The folder of the cached clones under the cache root `cache`."""
+    return cache / "repos"
+
+
+def repos_lock(cache: Path) -> AbstractContextManager[None]:
+    """The lock every use of the cached clones of `cache` holds (`<cache>/repos.lock`)."""
+    return cache_lock(repos_dir(cache))
+
+
+def build_lock(cache: Path) -> AbstractContextManager[None]:
+    """The lock a build holds on `cache` (`<cache>/build.lock`): the cached work trees are
+    shared, and another run switching them to another commit mid-build would mix two commits
+    in one library."""
+    return cache_lock(cache / "build")
+
+
+def objects_dir(cache: Path | None) -> Path:
+    """The object cache under the cache root `cache` (None: the user cache folder's)."""
+    return (cache if cache is not None else default_cache_dir()) / "objects"
+
+
+def flatc_path(cache: Path, version: str) -> Path:
+    """Where the flatc of FlatBuffers `version` built by the generator is kept under `cache`."""
+    return cache / "flatc" / version / "flatc"
 
 
 def stderr_line(text: str) -> None:

@@ -2,7 +2,7 @@
 writes a small library tree with the real layout, a fake check, git helpers, and the `Runner`
 that runs sync against them and the fake GitHub (the fixtures are in conftest.py).
 
-The fake build stands in for `generator.pipeline.build_library` (the real one needs ExecuTorch
+The fake build stands in for `generator.commands.build.build_library` (the real one needs ExecuTorch
 sources); it follows the same contract: writes the generated paths to `out`, returns a
 `BuildResult`, and takes the library version from `generator.version.library_version`.
 """
@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from generator.commands.build import BuildOptions, BuildResult
+from generator.commands.sync import SyncOptions, SyncResult, run_sync
 from generator.errors import FatalError
 from generator.layout import CODEGEN_DIR, PIN_FILE, PROVENANCE_FILE
-from generator.pipeline import BuildOptions, BuildResult
-from generator.sync import SyncOptions, SyncResult, run_sync
 from generator.sync.github import GitHubRepo
 from generator.version import library_version
 
@@ -199,7 +199,7 @@ class FakeBuild:
 
 @dataclass
 class FakeReport:
-    """Stands in for `generator.check.CheckReport`."""
+    """Stands in for `generator.check.report.CheckReport`."""
 
     passed: bool
     flash: int

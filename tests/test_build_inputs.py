@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from et_fixture import Upstream, git
 
-from generator.checkout import cache_lock
+from generator.cache import cache_lock
+from generator.commands.build import BuildOptions, build_library
 from generator.errors import FatalError, error_handler
 from generator.gitfail import git_reason, hint, redact_urls
 from generator.main import main
-from generator.pipeline import BuildOptions, build_library
 from generator.urls import display_url, refuse_credentials
 
 SECRET = "s3cr3t-TOKEN-value"

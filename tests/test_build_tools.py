@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 from et_fixture import FIXTURE_PTE, REF_TOOLS, Upstream
 
-from generator.components import CopyRule, load_component
+from generator.build.components import CopyRule, load_component
+from generator.build.vendor import apply_rule
+from generator.commands.build import BuildOptions, BuildResult, build_library
 from generator.errors import FatalError
-from generator.pipeline import BuildOptions, BuildResult, build_library
-from generator.vendor import apply_rule
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 OUR_TOOLS = sorted(p.name for p in (REPO_ROOT / "extras" / "tools").glob("*.py"))
-#: The program reader generated from the ref's schema (generator/pte_reader.py).
+#: The program reader generated from the ref's schema (generator/build/reader.py).
 READER = "pte_schema"
 REF_SCRIPTS = ("export_model.py", "generate_test_input.py")
 

@@ -23,10 +23,10 @@ import pytest
 from check_fixtures import TOOLS, write_library
 
 from generator import data_dir
-from generator.check import run_check
 from generator.check.stages import Status
-from generator.check.toolchains import API_DIR, CORE_INCLUDES, CORE_SOURCES
-from generator.pipeline import BuildResult
+from generator.commands.build import BuildResult
+from generator.commands.check import run_check
+from generator.toolchain.gcc import API_DIR, CORE_INCLUDES, CORE_SOURCES
 
 needs_tools = pytest.mark.skipif(
     any(shutil.which(t) is None for t in TOOLS),

@@ -13,11 +13,11 @@ from pathlib import Path
 
 from check_fixtures import needs_tools, write_library
 
-from generator.check import run_check
 from generator.check.arena import arena_stage
 from generator.check.expected import Expected
 from generator.check.run import RunOutput
 from generator.check.stages import Status
+from generator.commands.check import run_check
 
 pytestmark = needs_tools
 

@@ -31,10 +31,10 @@ from generator.check.link import (
     quoted_list_chars,
     stage_link,
 )
-from generator.check.objcache import ObjectCache
 from generator.check.plan import plan_build
 from generator.check.stages import Status
 from generator.check.toolchains import GCC_ARM
+from generator.toolchain.objcache import ObjectCache
 
 pytestmark = needs_tools
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from check_fixtures import needs_tools
 
-from generator.check import CheckReport, ExampleReport
 from generator.check.expected import Expected
+from generator.check.report import CheckReport, ExampleReport
 from generator.check.run import RunOutput, judge_run
 
 pytestmark = needs_tools

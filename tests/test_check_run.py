@@ -15,10 +15,11 @@ from pathlib import Path
 
 from check_fixtures import HELLO_EXPECTED, HELLO_SKETCH, needs_tools, write_library
 
-from generator.check import CheckReport, ExampleReport, run_check
 from generator.check.expected import Expected, ValueCheck
+from generator.check.report import CheckReport, ExampleReport
 from generator.check.run import RunOutput, judge_run
 from generator.check.stages import Status
+from generator.commands.check import run_check
 
 pytestmark = needs_tools
 

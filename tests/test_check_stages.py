@@ -17,10 +17,10 @@ import pytest
 from check_fixtures import HELLO_EXPECTED, HELLO_SKETCH, needs_tools, write_library
 
 from generator.boards import UNO_Q
-from generator.check import run_check
 from generator.check.compile import plan_build
 from generator.check.stages import Status
 from generator.check.toolchains import GCC_ARM, select_toolchain
+from generator.commands.check import run_check
 from generator.errors import FatalError
 
 pytestmark = needs_tools

@@ -19,9 +19,8 @@ import et_pte
 from et_fixture import DYNAMIC_ADD, FIXTURE_PTE, XNNPACK_ADD, Upstream
 from reader_fixture import flatc_json, write_wheel_reader
 
-from generator import models
-from generator.commands.build import BuildOptions, build_library, options_from_args
-from generator.dtypes import (
+from generator.build import models
+from generator.build.dtypes import (
     DtypeChoice,
     DtypeSelection,
     check_ref_supports,
@@ -32,9 +31,10 @@ from generator.dtypes import (
     parse_dtypes,
     portable_ops,
 )
+from generator.build.patches import DTYPE_SELECTIVE_BUILD
+from generator.commands.build import BuildOptions, build_library, options_from_args
 from generator.errors import FatalError
 from generator.main import build_parser
-from generator.patches import DTYPE_SELECTIVE_BUILD
 
 TOOLS = Path(__file__).resolve().parents[1] / "extras" / "tools"
 ADD_MODEL = FIXTURE_PTE / "AddModel.pte"

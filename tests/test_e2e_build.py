@@ -13,15 +13,18 @@ import pytest
 from et_fixture import FIXTURE_PTE
 from upstream import PUBLISHED_0_2_0, real_library
 
+from generator.build.checkout import checkout
+from generator.build.codegen import count_kernels
+from generator.build.opset import DEFAULT_ROOT_OPS
+from generator.cache import objects_dir
 from generator.check.compile import plan_build
-from generator.check.objcache import CompileJob, ObjectCache, default_cache_dir
-from generator.check.toolchains import CORE_INCLUDES, GCC_ARM
-from generator.checkout import checkout
-from generator.codegen import count_kernels
+from generator.check.toolchains import GCC_ARM
+from generator.commands.build import BuildResult
 from generator.errors import FatalError
 from generator.layout import CODEGEN_DIR, PLATFORM_DIR
-from generator.opset import DEFAULT_ROOT_OPS
-from generator.pipeline import DEFAULT_EXECUTORCH_REPO, BuildResult
+from generator.toolchain.gcc import CORE_INCLUDES
+from generator.toolchain.objcache import CompileJob, ObjectCache
+from generator.urls import DEFAULT_EXECUTORCH_REPO
 
 pytestmark = pytest.mark.e2e
 
@@ -71,14 +74,14 @@ def _assert_library(result: BuildResult) -> None:
 
 def _compile_everything(lib: Path) -> list[str]:
     """Compile every .c/.cpp under src/ for the Cortex-M33 with only src/ and the core's headers."""
-    cache = ObjectCache(default_cache_dir())
+    cache = ObjectCache(objects_dir(None))
     jobs = []
     for source in sorted(p for p in (lib / "src").rglob("*") if p.suffix in (".c", ".cpp")):
         rel = source.relative_to(lib).as_posix()
         argv = GCC_ARM.compile_argv(rel, ("src", *(str(p) for p in CORE_INCLUDES)))
         assert all(flag in argv for flag in ISSUE_FLAGS)
         jobs.append(CompileJob(argv, rel, lib))
-    assert len(jobs) > 90  # what the shipped code links (generator/reachable.py prunes the rest)
+    assert len(jobs) > 90  # what the shipped code links (generator/build/prune.py prunes the rest)
     return [f"{o.job.source}:\n{o.log}" for o in cache.compile_all(jobs) if o.object is None]
 
 
@@ -130,7 +133,7 @@ def test_published_sketches_compile_unchanged(real_main: BuildResult, tmp_path: 
     )
     lib = tmp_path / "ExecuTorch"
     shutil.copytree(real_main.out, lib)
-    cache = ObjectCache(default_cache_dir())
+    cache = ObjectCache(objects_dir(None))
     for name in ("HelloExecuTorch", "AddModel", "KeywordSpotting"):
         sketch = published.path / "examples/arduino/examples" / name / f"{name}.ino"
         shutil.copyfile(sketch, lib / "examples" / name / f"{name}.ino")

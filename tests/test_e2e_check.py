@@ -18,10 +18,10 @@ from et_fixture import DYNAMIC_ADD, XNNPACK_ADD
 from upstream import real_library
 
 from generator import layout
-from generator.check import run_check
+from generator.build.models import check_library_models, registered_prim_ops, write_model_header
 from generator.check.cores import PINNED_CORE
-from generator.models import check_library_models, registered_prim_ops, write_model_header
-from generator.pipeline import BuildResult
+from generator.commands.build import BuildResult
+from generator.commands.check import run_check
 
 pytestmark = pytest.mark.e2e
 

@@ -18,9 +18,9 @@ import pytest
 from et_fixture import FIXTURE_PTE
 from upstream import real_library
 
-from generator.check import run_check
+from generator.build.models import check_library_models
+from generator.commands.check import run_check
 from generator.errors import FatalError
-from generator.models import check_library_models
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from generator.check import run_check
 from generator.check.compile import compile_example, plan_build
-from generator.check.objcache import ObjectCache
 from generator.check.toolchains import select_toolchain
-from generator.pipeline import BuildResult
+from generator.commands.build import BuildResult
+from generator.commands.check import run_check
+from generator.toolchain.objcache import ObjectCache
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
 import et_pte

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.pipeline import BuildResult
+from generator.commands.build import BuildResult
 
 pytestmark = pytest.mark.e2e
 

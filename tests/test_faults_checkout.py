@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from et_fixture import Upstream, git, make_upstream
 
-from generator.checkout import checkout
+from generator.build.checkout import checkout
+from generator.commands.build import BuildOptions, build_library
 from generator.errors import FatalError
-from generator.pipeline import BuildOptions, build_library
 from generator.urls import DEFAULT_EXECUTORCH_REPO
 
 ET = DEFAULT_EXECUTORCH_REPO

@@ -83,8 +83,8 @@ exec "$@"
 POINTS = {
     "fetch": "",
     "checkout": "",
-    "codegen": "generator.codegen:_run:2",
-    "vendoring": "generator.vendor:_copy_et:5",
+    "codegen": "generator.build.codegen:_run:2",
+    "vendoring": "generator.build.vendor:_copy_et:5",
     "staging": "staging",
 }
 SIGNALS = {"SIGKILL": signal.SIGKILL, "SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM}

@@ -41,9 +41,9 @@ from sync_fixtures import REFS, TOKEN, FakeBuild, FakeCheck
 from generator import release as r
 from generator.commands.release import run_release
 from generator.errors import error_handler
-from generator.pipeline import BuildOptions
+from generator.commands.build import BuildOptions
 from generator.release import ReleaseOptions
-from generator.sync import SyncOptions, run_sync
+from generator.commands.sync import SyncOptions, run_sync
 from generator.sync import git as g
 from generator.sync.github import GitHubRepo
 

@@ -5,9 +5,10 @@ The graph has an edge for every import of a `generator` module written anywhere 
 at the top, in a function (imports deferred to keep start-up light count too), under
 `TYPE_CHECKING`, relative or absolute. `from generator.x import name` is an edge to
 `generator.x.name` when that is a module, else to `generator.x`. A package importing its own
-modules (`generator/check/__init__.py` re-exporting a step) is an ordinary edge; that the
+modules (a package `__init__` re-exporting a step) is an ordinary edge; that the
 packages' initialization order works is what the second test shows, by importing each module
-alone in a fresh interpreter.
+alone in a fresh interpreter. The layers (`NOT_IMPORTED_BY`) are a third test: the shared
+toolchain and the build's steps import nothing of the verbs that run them.
 """
 
 from __future__ import annotations
@@ -92,6 +93,44 @@ def test_the_import_graph_has_no_cycle() -> None:
     assert "generator.commands.build" in graph and graph["generator.sync.body"]  # it was read
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+#: Package -> what it must not import: the layers above it, which run it. The shared modules
+#: of `generator/` sit below them all; a verb's orchestration (`generator.commands`) on top.
+NOT_IMPORTED_BY = {
+    "generator.toolchain": ("build", "check", "sync", "commands", "release", "main"),
+    "generator.build": ("check", "sync", "commands", "release", "main"),
+    "generator.check": ("sync", "commands", "release", "main"),
+    "generator.sync": ("commands", "main"),
+}
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def arrows_up(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of `graph` from a package of `NOT_IMPORTED_BY` into a layer above it,
+    as "importer -> imported"."""
+    found = []
+    for lower, uppers in NOT_IMPORTED_BY.items():
+        for module in sorted(m for m in graph if _within(m, lower)):
+            for target in sorted(graph[module]):
+                if any(_within(target, f"generator.{upper}") for upper in uppers):
+                    found.append(f"{module} -> {target}")
+    return found
+
+
+def test_no_import_runs_back_up_the_layers() -> None:
+    graph = import_graph()
+    assert "generator.build.prune" in graph and "generator.toolchain.gcc" in graph  # it was read
+    assert arrows_up(graph) == []
+
+
+def test_the_layer_rule_finds_an_arrow_up() -> None:
+    graph = {"generator.build.render": {"generator.check.linkmodes", "generator.layout"}}
+    assert arrows_up(graph) == ["generator.build.render -> generator.check.linkmodes"]
+    assert arrows_up({"generator.commands.build": {"generator.check.linkmodes"}}) == []
 
 
 def test_the_cycle_finder_finds_one() -> None:

@@ -21,10 +21,21 @@ import pytest
 from et_fixture import Upstream
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-#: Not sources of the package: left out of the copy the wheel is built from.
-NOT_SOURCES = shutil.ignore_patterns(
-    ".git", "build", "node_modules", "*.egg-info", "__pycache__", "*.pyc", ".*_cache", "tests"
+_NOT_SOURCES = shutil.ignore_patterns(
+    ".git", "node_modules", "*.egg-info", "__pycache__", "*.pyc", ".*_cache"
 )
+#: Of the root only: the build's output folder (generator/build/ is the build's package) and
+#: the tests.
+_NOT_SOURCES_AT_ROOT = frozenset({"build", "tests"})
+
+
+def not_sources(folder: str, names: list[str]) -> set[str]:
+    """What `shutil.copytree` leaves out of the copy the wheel is built from: not sources of
+    the package."""
+    ignored = set(_NOT_SOURCES(folder, names))
+    if Path(folder) == REPO_ROOT:
+        ignored |= _NOT_SOURCES_AT_ROOT & set(names)
+    return ignored
 
 
 def run(argv: list[str | Path], cwd: Path, env: dict[str, str] | None = None) -> str:
@@ -45,7 +56,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     system's)."""
     tmp = tmp_path_factory.mktemp("install")
     source = tmp / "source"
-    shutil.copytree(REPO_ROOT, source, ignore=NOT_SOURCES)
+    shutil.copytree(REPO_ROOT, source, ignore=not_sources)
     wheels = tmp / "wheels"
     run(
         [

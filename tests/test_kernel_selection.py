@@ -1,4 +1,4 @@
-"""Kernel selection (generator/selection.py + et_pte.kernel_selection_h), linked for real.
+"""Kernel selection (generator/build/selection.py + et_pte.kernel_selection_h), linked for real.
 
 A miniature library in the layout of ExecuTorch's generated registration (the codegen's
 template, the prim ops table, the registry's `get_registered_kernels`) goes through
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from generator.build.selection import apply_kernel_selection, split_registration
 from generator.errors import FatalError
-from generator.selection import apply_kernel_selection, split_registration
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
 import et_pte

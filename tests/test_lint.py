@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from generator.check import CheckReport
+from generator.build.render import render
+from generator.check.report import CheckReport
 from generator.errors import FatalError
 from generator.lint import RULES, LintReport, lint_library, parse_properties
 from generator.main import main
-from generator.render import render
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -20,7 +20,7 @@ from sync_fixtures import Runner, git, writes
 from test_lint import flat, set_fields, valid_library, write
 
 from generator import install_paths as ip
-from generator.check import CheckReport
+from generator.check.report import CheckReport
 from generator.errors import FatalError
 from generator.lint import LintReport, lint_library
 from generator.main import main

@@ -1,5 +1,5 @@
 """Model check: kernel registration parsing, check_model, check_library, check_models.py,
-and the generator's typed wrapper (generator/models.py)."""
+and the generator's typed wrapper (generator/build/models.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,9 @@ from et_fixture import (
 )
 from reader_fixture import wheel_schema, write_wheel_reader
 
-from generator import layout, models, pte_reader
+from generator import layout
+from generator.build import models
+from generator.build import reader as build_reader
 from generator.errors import FatalError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,7 +129,7 @@ def make_library(
     """A library skeleton with what the model check reads: schema and its program reader,
     registration (and prim ops when asked), examples (HelloExecuTorch, AddModel,
     KeywordSpotting, or `models`)."""
-    write_wheel_reader(root / pte_reader.READER_DIR)
+    write_wheel_reader(root / build_reader.READER_DIR)
     wheel = wheel_schema()
     assert wheel is not None  # the reader was made from it
     schema = root / layout.SCHEMA_DIR
@@ -559,7 +561,7 @@ def test_check_models_cli_unreadable_library_exits_2(tmp_path: Path) -> None:
     assert "extras/tools/pte_schema" in run.stderr
 
 
-# --- generator/models.py ----------------------------------------------------------------
+# --- generator/build/models.py ----------------------------------------------------------------
 
 
 def test_generator_check_library_models_report(tmp_path: Path) -> None:

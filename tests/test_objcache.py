@@ -1,4 +1,4 @@
-"""The object cache (`generator.check.objcache`): an unchanged source compiles once, also from
+"""The object cache (`generator.toolchain.objcache`): an unchanged source compiles once, also from
 another folder; a changed or a new shadowing header recompiles exactly its includers; a corrupt
 object is compiled again; and its housekeeping: one check never deletes another's work in
 progress.
@@ -25,8 +25,8 @@ from check_fixtures import (
 )
 
 from generator.check.compile import compile_example, plan_build
-from generator.check.objcache import ObjectCache
 from generator.check.toolchains import GCC_ARM, HOST
+from generator.toolchain.objcache import ObjectCache
 
 
 def test_clear_temporaries_removes_only_stale_leftovers(tmp_path: Path) -> None:

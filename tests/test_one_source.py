@@ -1,5 +1,5 @@
 """One source of truth for names: each is defined once in `generator/` (`layout.py`, `boards.py`,
-`urls.py`, `sync/git.py`, `pte_reader.py`); the copies that cannot import it (the standard-library
+`urls.py`, `sync/git.py`, `build_reader.py`); the copies that cannot import it (the standard-library
 tools shipped in every library's `extras/tools/`, the emulated board's linker script, the
 library repo's CI workflow, the vendored components' YAML) are checked against it here.
 """
@@ -14,10 +14,12 @@ from pathlib import Path, PurePosixPath
 import pytest
 import yaml
 
-from generator import boards, data_dir, layout, opset, pte_reader, urls
+from generator import boards, data_dir, layout, urls
+from generator.build import opset
+from generator.build import reader as build_reader
+from generator.build.components import load_component
+from generator.build.examples import TEMPLATE_EXAMPLES
 from generator.commands.sync import sync_branch
-from generator.components import load_component
-from generator.examples import TEMPLATE_EXAMPLES
 from generator.sync.git import SYNC_PREFIX
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +35,7 @@ import pte_to_header  # noqa: E402
 @pytest.mark.parametrize(
     ("copy", "source"),
     [
-        (et_pte.LIBRARY_READER_DIR, pte_reader.READER_DIR),
+        (et_pte.LIBRARY_READER_DIR, build_reader.READER_DIR),
         (et_pte.LIBRARY_CODEGEN_DIR, layout.CODEGEN_DIR),
         (et_pte.LIBRARY_PRIM_OPS, layout.PRIM_OPS_SOURCE),
         (et_pte.MODEL_HEADER, layout.MODEL_HEADER),
@@ -61,7 +63,7 @@ def test_the_registration_glob_takes_what_the_codegen_writes() -> None:
     for name in (
         "RegisterCodegenUnboxedKernelsEverything.cpp",
         "RegisterCodegenUnboxedKernels_0.cpp",
-        "RegisterKernelsByOperator.cpp",  # generator/selection.py splits it per operator
+        "RegisterKernelsByOperator.cpp",  # generator/build/selection.py splits it per operator
     ):
         assert fnmatch.fnmatch(name, layout.REGISTRATION_GLOB)
 
@@ -73,7 +75,7 @@ def test_pte_to_header_defaults_are_the_layout_names(capsys: pytest.CaptureFixtu
     assert f"stdout ({layout.MODEL_HEADER})" in usage
     assert f"C array name ({layout.MODEL_ARRAY})" in usage
     # The reader it validates with by default: pte_schema beside it, i.e. READER_DIR.
-    reader = PurePosixPath(pte_reader.READER_DIR)
+    reader = PurePosixPath(build_reader.READER_DIR)
     assert pte_to_header.DEFAULT_READER.parent == TOOLS
     assert str(reader.parent) == "extras/tools"
     assert pte_to_header.DEFAULT_READER.name == reader.name
@@ -94,7 +96,7 @@ def test_every_generated_file_is_under_a_generated_path() -> None:
         layout.SCHEMA_DIR,
         layout.SCHEMA_HEADERS_DIR,
         layout.CHECK_REPORT_FILE,
-        pte_reader.READER_DIR,
+        build_reader.READER_DIR,
     ):
         assert PurePosixPath(path).parts[0] in layout.GENERATED_PATHS, path
 

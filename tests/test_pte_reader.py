@@ -1,4 +1,4 @@
-"""generator/pte_reader.py: the program reader a library ships (flatc's Python for its
+"""generator/build/reader.py: the program reader a library ships (flatc's Python for its
 schema, with FlatBuffers' runtime), and what et_pte reads through it compared with flatc's
 own JSON of every .pte fixture.
 
@@ -27,11 +27,10 @@ from reader_fixture import (
     write_wheel_reader,
 )
 
-from generator.checkout import checkout
-from generator.components import load_component
-from generator.errors import FatalError
-from generator.flatc import BUILD_PATHS
-from generator.pte_reader import (
+from generator.build.checkout import checkout
+from generator.build.components import load_component
+from generator.build.flatc import BUILD_PATHS
+from generator.build.reader import (
     GENERATED_MODULE,
     READER_DIR,
     RUNTIME_PATH,
@@ -40,7 +39,8 @@ from generator.pte_reader import (
     relative_runtime_imports,
     write_program_reader,
 )
-from generator.sources import PinnedSource
+from generator.build.sources import PinnedSource
+from generator.errors import FatalError
 
 #: Every .pte fixture: ExecuTorch's example models and ours exported with the 1.5.1 wheel.
 FIXTURES = [FIXTURE_PTE / "AddModel.pte", FIXTURE_PTE / "KeywordSpotting.pte"]

@@ -1,4 +1,4 @@
-"""Ship only what is reachable (generator/reachable.py): the symbol rules on hand-made object
+"""Ship only what is reachable (generator/build/prune.py): the symbol rules on hand-made object
 summaries, nm/objdump parsing, and pruning small source trees compiled for the Cortex-M33.
 The real library is held to it by the e2e tests at the end.
 """
@@ -11,10 +11,8 @@ from typing import Any
 
 import pytest
 
-from generator import reachable as reachable_module
-from generator.cache import StepCache
-from generator.pipeline import BuildResult
-from generator.reachable import (
+from generator.build import prune as prune_module
+from generator.build.prune import (
     UNO_Q_TARGET,
     ObjectSymbols,
     Pruning,
@@ -24,6 +22,8 @@ from generator.reachable import (
     reachable,
     translation_units,
 )
+from generator.cache import StepCache
+from generator.commands.build import BuildResult
 
 needs_arm_gcc = pytest.mark.skipif(
     bool(UNO_Q_TARGET.missing()),
@@ -249,13 +249,13 @@ def test_a_pruning_is_cached_by_the_content_it_reads(
     assert (steps.hits, steps.misses) == (0, 1)
 
     analysed: list[Path] = []
-    real = reachable_module._analyse
+    real = prune_module._analyse
 
     def recording(lib: Path, *rest: Any) -> Pruning:
         analysed.append(lib)
         return real(lib, *rest)
 
-    monkeypatch.setattr(reachable_module, "_analyse", recording)
+    monkeypatch.setattr(prune_module, "_analyse", recording)
     warm = prune_unreachable(second, [second / c for c in CANDIDATES], tmp_path / "o", steps=steps)
     assert warm == cold and analysed == [] and steps.hits == 1  # nothing compiled or read
     assert translation_units(second) == translation_units(first)  # the same files deleted

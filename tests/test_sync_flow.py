@@ -35,9 +35,9 @@ from sync_fixtures import (
     writes,
 )
 
-from generator.checkout import default_cache_dir
+from generator.cache import default_cache_dir
 from generator.errors import FatalError
-from generator.sync import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
+from generator.sync.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
 
 
 def test_first_sync_opens_a_labelled_pr_from_a_bot_commit(

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.components import CopyRule
+from generator.build.components import CopyRule
+from generator.build.vendor import apply_rule
 from generator.errors import FatalError
-from generator.vendor import apply_rule
 
 TREE = [
     "a.h",

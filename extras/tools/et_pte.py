@@ -8,7 +8,7 @@ What it does:
 
 * `load_reader(folder)` imports a library's program reader, `extras/tools/pte_schema/`:
   the Python flatc generated from the library's schema (`program_generated.py`), with
-  FlatBuffers' own Python runtime beside it (`flatbuffers/`); generator/pte_reader.py writes
+  FlatBuffers' own Python runtime beside it (`flatbuffers/`); generator/build/reader.py writes
   it at build time. The FlatBuffers decoding is theirs, not ours.
 * `read_program(pte_bytes, reader)` reads a `.pte` through it and returns its methods,
   operators, kernel calls and delegate calls. FlatBuffers' Python runtime follows offsets
@@ -647,7 +647,7 @@ def is_c_identifier(name: str) -> bool:
 
 
 #: Kernel selection symbols (C linkage), shared by model.h and the library's generated
-#: sources in src/executorch/codegen/ (generator/selection.py writes those):
+#: sources in src/executorch/codegen/ (generator/build/selection.py writes those):
 #: `et_arduino_register_<op>` registers one operator's kernels (library, one archive member
 #: per operator); `et_arduino_select_<op>` is what the runtime's registry hook calls for each
 #: operator: a model.h defines it (weak) to call the register function, else the library's
@@ -1395,7 +1395,7 @@ def _backend_id(expression: str, sources: list[Path]) -> str | None:
 # A generated library's examples
 
 #: Where things are in a generated library; must match generator/layout.py (a test checks).
-#: The program reader, generated from the library's extras/schema/ (generator/pte_reader.py).
+#: The program reader, generated from the library's extras/schema/ (generator/build/reader.py).
 LIBRARY_READER_DIR = "extras/tools/pte_schema"
 LIBRARY_CODEGEN_DIR = "src/executorch/codegen"
 #: ExecuTorch's prim ops registration (registered at start-up, not by the codegen).

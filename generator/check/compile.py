@@ -9,10 +9,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.check.objcache import ObjectCache
 from generator.check.plan import BuildPlan, plan_build
 from generator.check.stages import StageResult, Status
 from generator.check.toolchains import Build, Toolchain
+from generator.toolchain.objcache import ObjectCache
 
 #: `plan_build` is also imported from here (it was defined here).
 __all__ = ["CompileResult", "compile_example", "overflows", "plan_build"]

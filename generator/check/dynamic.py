@@ -60,7 +60,8 @@ from generator.check.link import LinkLine
 from generator.check.llext import Loaded, LoadError, load, short_branches_out
 from generator.check.sizes import CoreVerdict, DynamicSizes
 from generator.check.stages import StageResult, Status
-from generator.check.toolchains import CORE_DIR, GCC_ARM, GccToolchain
+from generator.check.toolchains import GCC_ARM, GccToolchain
+from generator.toolchain.gcc import CORE_DIR
 
 #: The extension's linker script (ours, modelled on the core's build-dynamic.ld).
 LLEXT_SCRIPT = CORE_DIR / "board" / "llext.ld"

@@ -48,8 +48,9 @@ from generator.check.expected import Expected
 from generator.check.llext import Loaded, LoadError, load
 from generator.check.run import RunOutput, judge_run, run_emulated
 from generator.check.stages import StageResult, Status
-from generator.check.toolchains import CORE_DIR, GCC_ARM, PRINTF_WRAPS
+from generator.check.toolchains import GCC_ARM, PRINTF_WRAPS
 from generator.errors import FatalError
+from generator.toolchain.gcc import CORE_DIR
 
 STAGE = "dynamic-run"
 BOARD_DIR = CORE_DIR / "board"

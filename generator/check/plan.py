@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.atomic import write_atomic
-from generator.check.objcache import ObjectCache
 from generator.errors import FatalError
 from generator.layout import EXAMPLES
+from generator.toolchain.gcc import SOURCE_SUFFIXES
+from generator.toolchain.objcache import ObjectCache
 
-SOURCE_SUFFIXES = (".c", ".cpp", ".S")
 #: Version-control folders the Arduino builder never looks into (the builder's
 #: SOURCE_CONTROL_FOLDERS: CVS, RCS, .git, .svn, .hg, .bzr).
 VCS_FOLDERS = frozenset({"CVS", "RCS", ".git", ".svn", ".hg", ".bzr"})

@@ -4,7 +4,7 @@ JSON shape (`CheckReport.to_dict()`)::
 
     {"library": str, "toolchain": str, "board": str, "passed": bool, "seconds": float,
      "cache": {"hits": int, "misses": int, "failures": int},
-     "model_check": {...} | null,               # generator.models.ModelCheckReport
+     "model_check": {...} | null,               # generator.build.models.ModelCheckReport
      "examples": [{"example": str, "passed": bool, "seconds": float,
                    "stages": [{"stage", "status", "summary", "details"}],
                    "sizes": {"flash": B, "ram": B, "dynamic_flash": B, "dynamic_ram": B,
@@ -34,11 +34,11 @@ from typing import Any, Protocol
 
 from generator.check.arena import ArenaFigures
 from generator.check.linkmodes import link_modes_markdown
-from generator.check.objcache import CacheStats
 from generator.check.run import RunOutput
 from generator.check.sizes import CoreVerdict, DynamicSizes, Sizes
 from generator.check.stages import StageResult, Status
 from generator.markdown import code_fence, table
+from generator.toolchain.objcache import CacheStats
 
 #: `code_fence` is also imported from here (it was defined here).
 __all__ = ["STAGES", "CheckReport", "ExampleReport", "ModelCheck", "code_fence"]
@@ -49,7 +49,7 @@ _MARK = {Status.PASS: "✅", Status.FAIL: "❌", Status.SKIP: "➖"}
 
 
 class ModelCheck(Protocol):
-    """Stage 1's report (`generator.models.ModelCheckReport`)."""
+    """Stage 1's report (`generator.build.models.ModelCheckReport`)."""
 
     @property
     def passed(self) -> bool: ...

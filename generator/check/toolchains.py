@@ -16,11 +16,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
-from typing import Protocol
+from typing import Any, Protocol
 
-from generator import package_path
 from generator.boards import UNO_Q, Board
 from generator.check.firmware_symbols import defsym_flags, provided_functions
 from generator.check.link import (
@@ -32,39 +31,20 @@ from generator.check.link import (
     source_object,
     stage_link,
 )
-from generator.check.objcache import CompileJob, ObjectCache
 from generator.check.plan import BuildPlan, sketch_cpp
 from generator.check.sizes import size_elf
 from generator.errors import FatalError
-
-CORE_DIR = package_path("check", "arduino_core")
-#: The vendored ArduinoCore-API (its README.md gives the pin); its `api/` folder is
-#: included as `api/...`, as the board core's Arduino.h does.
-API_DIR = CORE_DIR / "ArduinoCore-API"
-#: The core's include path: our Arduino.h, then the API.
-CORE_INCLUDES = (CORE_DIR / "include", API_DIR)
-#: The API's sources the core compiles (of `API_DIR / "api"`).
-API_SOURCES = ("Common.cpp", "IPAddress.cpp", "Print.cpp", "Stream.cpp", "String.cpp")
-#: The core's sources for every target: the API's, then our board-independent half.
-CORE_SOURCES = (
-    *(API_DIR / "api" / name for name in API_SOURCES),
-    *(CORE_DIR / name for name in ("wiring.cpp", "itoa.c", "dtostrf.c", "main.cpp")),
+from generator.toolchain.gcc import (
+    API_DIR,
+    CORE_DIR,
+    CORE_INCLUDES,
+    CORE_SOURCES,
+    HOST_GCC,
+    Compiler,
+    arm_gcc,
 )
+from generator.toolchain.objcache import CompileJob, ObjectCache
 
-#: C++ code-generation flags of the board core (arduino/ArduinoCore-zephyr platform.txt:
-#: `compiler.zephyr.common_cxxflags` and the code-generation half of
-#: `compiler.zephyr.common_ldflags`, both in `compiler.cpp.flags`).
-BOARD_CXX_FLAGS = (
-    "-fno-exceptions",
-    "-fno-rtti",
-    "-fno-threadsafe-statics",
-    "-fno-unwind-tables",
-    "-fno-use-cxa-atexit",
-    "-fno-extern-tls-init",
-)
-
-#: Defined by every Arduino build (the IDE version: 1.6.7 here).
-ARDUINO_DEFINES = ("-DARDUINO=10607",)
 #: newlib's formatting entry points, wrapped so "%zu" works (board/printf_c99.c).
 PRINTF_WRAPS = (
     "_vfprintf_r",
@@ -121,48 +101,24 @@ class Toolchain(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class GccToolchain:
-    """A GCC build following the Arduino rules, with the check's Arduino core.
+@dataclass(frozen=True, kw_only=True)
+class GccToolchain(Compiler):
+    """A GCC build following the Arduino rules, with the check's Arduino core: a `Compiler`
+    (`generator/toolchain/gcc.py`: compilers, archiver, flags per language) with the core's
+    sources and the link.
 
     Attributes:
-        name: back-end name; cc, cxx: compilers; common: flags for every source;
-        c, cxx_flags, asm: per-language flags; core_sources: the core's half for this
-        target (absolute); link: link flags; install_hint: what to install;
-        variant_sources: those of `core_sources` that arduino-cli would compile from the
-        variant folder (on the object list; the others go into `core.a`); ar: the
-        archiver.
+        name: back-end name; core_sources: the core's half for this target (absolute);
+        link: link flags; variant_sources: those of `core_sources` that arduino-cli would
+        compile from the variant folder (on the object list; the others go into `core.a`);
+        size_link: link a second time for the sizes (`_size_link`).
     """
 
     name: str
-    cc: str
-    cxx: str
-    common: tuple[str, ...]
-    c: tuple[str, ...]
-    cxx_flags: tuple[str, ...]
-    asm: tuple[str, ...]
     core_sources: tuple[Path, ...]
     link: tuple[str, ...]
-    install_hint: str
     variant_sources: tuple[Path, ...] = ()
-    ar: str = "ar"
     size_link: bool = False
-
-    def missing(self) -> str | None:
-        """Why the compilers cannot be used, or None."""
-        absent = [tool for tool in (self.cc, self.cxx, self.ar) if shutil.which(tool) is None]
-        if absent:
-            return f"{', '.join(absent)} not found; install {self.install_hint}"
-        return None
-
-    def compile_argv(self, source: str, includes: tuple[str, ...]) -> tuple[str, ...]:
-        """Compiler and flags for `source` (by its suffix), without `-c` or outputs."""
-        inc = tuple(f"-I{i}" for i in includes)
-        if source.endswith(".c"):
-            return (self.cc, *self.common, *self.c, *ARDUINO_DEFINES, *inc)
-        if source.endswith(".S"):
-            return (self.cc, *self.common, *self.asm, *ARDUINO_DEFINES, *inc)
-        return (self.cxx, *self.common, *self.cxx_flags, *ARDUINO_DEFINES, *inc)
 
     def build(self, plan: BuildPlan, out_dir: Path, cache: ObjectCache) -> Build:
         """Compile (through the object cache, in parallel) and link `plan`.
@@ -329,25 +285,18 @@ def _board_sources(board_dir: Path) -> tuple[Path, ...]:
     return (board_dir / "new.cpp", board_dir / "mps2_an505.c", board_dir / "printf_c99.c")
 
 
+def _compiler(compiler: Compiler) -> dict[str, Any]:
+    """`compiler`'s fields, to build a `GccToolchain` on it."""
+    return {f.name: getattr(compiler, f.name) for f in fields(Compiler)}
+
+
 def _gcc_arm(board: Board) -> GccToolchain:
     board_dir = CORE_DIR / "board"
     return GccToolchain(
+        **_compiler(arm_gcc(board.cpu_flags)),
         name="gcc-arm",
-        cc="arm-none-eabi-gcc",
-        cxx="arm-none-eabi-g++",
-        # -mlong-calls: the board core compiles sketches and libraries with its llext EDK's
-        # flags (variants/<variant>/llext-edk/Makefile.cflags of arduino/ArduinoCore-zephyr),
-        # which have it in both link modes; every call becomes an indirect one (larger code).
-        common=(*board.cpu_flags, "-Os", "-ffunction-sections", "-fdata-sections", "-mlong-calls"),
-        c=("-std=gnu11",),
-        # The board core's C++ flags (platform.txt compiler.cpp.flags takes
-        # compiler.zephyr.common_cxxflags and common_ldflags): without them a sketch calls
-        # libstdc++'s guards and exception objects, which its Dynamic link cannot load.
-        cxx_flags=("-std=gnu++17", *BOARD_CXX_FLAGS),
-        asm=("-x", "assembler-with-cpp"),
         core_sources=(*CORE_SOURCES, board_dir / "abi.cpp", *_board_sources(board_dir)),
         variant_sources=_board_sources(board_dir),
-        ar="arm-none-eabi-ar",
         # Full newlib (no nano.specs); nosys.specs only for system calls we do not define.
         link=(
             "-nostartfiles",
@@ -363,27 +312,16 @@ def _gcc_arm(board: Board) -> GccToolchain:
             "-lgcc",
             "-Wl,--end-group",
         ),
-        install_hint="gcc-arm-none-eabi libnewlib-arm-none-eabi "
-        "libstdc++-arm-none-eabi-newlib (Debian packages)",
         size_link=True,
     )
 
 
-#: The sanitizers of the host run; any report ends the program (no recovery).
-SANITIZE = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all")
-
 HOST = GccToolchain(
+    **_compiler(HOST_GCC),
     name="host",
-    cc="gcc",
-    cxx="g++",
-    common=("-O1", "-g", "-fno-omit-frame-pointer", *SANITIZE),
-    c=("-std=gnu11",),
-    cxx_flags=("-std=gnu++17", "-fno-exceptions", "-fno-rtti"),
-    asm=("-x", "assembler-with-cpp"),
     core_sources=(*CORE_SOURCES, CORE_DIR / "host" / "host.c"),
     variant_sources=(CORE_DIR / "host" / "host.c",),
     link=("-lm",),
-    install_hint="gcc g++ (Debian: build-essential)",
 )
 
 GCC_ARM = _gcc_arm(UNO_Q)

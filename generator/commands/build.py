@@ -1,11 +1,12 @@
 """`python -m generator build`: generate the library from an ExecuTorch ref.
 
-The pipeline, one step module each: sources (ExecuTorch at the ref, the third-party
-components it pins) -> op set -> codegen (kernel registration) -> vendor -> schema headers
-(flatc) -> patches -> examples -> model check -> provenance rendered. Each step returns a small
-frozen result; `render` takes one `Provenance` built from them. The library is built in a
-staging folder beside `--out` and moved into place only when every step succeeded
-(`staging.py`). `sync` runs the same `build_library`.
+The pipeline runs the steps of `generator/build/` in the order its docstring lists them,
+one module each: sources (ExecuTorch at the ref, the third-party components it pins) ->
+program reader -> op set -> codegen (kernel registration) -> vendor -> schema headers (flatc)
+-> patches -> dtypes -> kernel selection -> examples -> pruning -> model check -> provenance
+rendered. Each step returns a small frozen result; `render` takes one `Provenance` built from
+them. The library is built in a staging folder beside `--out` and moved into place only when
+every step succeeded (`staging.py`). `sync` runs the same `build_library`.
 """
 
 from __future__ import annotations
@@ -23,25 +24,17 @@ from rich.console import Console
 from rich.table import Table
 
 from generator import data_dir
-from generator.cache import (
-    StepCache,
-    cache_lock,
-    check_cache_dir,
-    create_cache_dir,
-    default_cache_dir,
-)
-from generator.checkout import checkout
-from generator.codegen import CodegenResult, kernel_registration, torch_version
-from generator.components import THIRD_PARTY, Component, load_component, pinned_revision
-from generator.dtypes import (
+from generator.build.checkout import checkout
+from generator.build.codegen import CodegenResult, kernel_registration, torch_version
+from generator.build.components import THIRD_PARTY, Component, load_component, pinned_revision
+from generator.build.dtypes import (
     DtypeChoice,
     DtypeSelection,
     dtype_choice,
     parse_dtypes,
     write_dtype_selection,
 )
-from generator.errors import FatalError
-from generator.examples import (
+from generator.build.examples import (
     ExamplePlan,
     copy_tools,
     parse_example_pte,
@@ -49,33 +42,43 @@ from generator.examples import (
     select_examples,
     write_examples,
 )
-from generator.flatc import SchemaHeaders, schema_headers
-from generator.layout import CODEGEN_DIR, SCHEMA_HEADERS_DIR
-from generator.models import check_library_models, ops_in_pte
-from generator.opset import OpSetChoice, available_op_sources, op_set_choice, prim_ops
-from generator.patches import DTYPE_SELECTIVE_BUILD, PATCHES, TEMPLATE_PLATFORM, apply_patches
-from generator.provenance import ComponentRecord, Provenance, RefFiles
-from generator.pte_reader import READER_DIR, program_reader
-from generator.reachable import Pruning, prune_unreachable
-from generator.render import render_metadata, tree_hash, write_pin
-from generator.selection import apply_kernel_selection
-from generator.sources import (
+from generator.build.flatc import SchemaHeaders, schema_headers
+from generator.build.models import check_library_models, ops_in_pte
+from generator.build.opset import OpSetChoice, available_op_sources, op_set_choice, prim_ops
+from generator.build.patches import DTYPE_SELECTIVE_BUILD, PATCHES, TEMPLATE_PLATFORM, apply_patches
+from generator.build.provenance import ComponentRecord, Provenance, RefFiles
+from generator.build.prune import Pruning, prune_unreachable
+from generator.build.reader import READER_DIR, program_reader
+from generator.build.render import render_metadata, tree_hash, write_pin
+from generator.build.selection import apply_kernel_selection
+from generator.build.sources import (
     ExecutorchSource,
     PinnedSource,
     ThirdParty,
     check_out_pinned,
     read_executorch,
 )
-from generator.staging import check_destination, move_into_place, staged, tree_stats
-from generator.ui import ConsoleReporter, QuietReporter, Reporter
-from generator.urls import DEFAULT_EXECUTORCH_REPO, display_url, refuse_credentials
-from generator.userpaths import input_file
-from generator.vendor import (
+from generator.build.vendor import (
     follow_includes_cached,
     vendor_component,
     vendor_op_sources,
     write_cmake_macros,
 )
+from generator.cache import (
+    StepCache,
+    build_lock,
+    check_cache_dir,
+    create_cache_dir,
+    default_cache_dir,
+    objects_dir,
+)
+from generator.check.linkmodes import BEGIN, END, link_modes_markdown
+from generator.errors import FatalError
+from generator.layout import CODEGEN_DIR, SCHEMA_HEADERS_DIR
+from generator.staging import check_destination, move_into_place, staged, tree_stats
+from generator.ui import ConsoleReporter, QuietReporter, Reporter
+from generator.urls import DEFAULT_EXECUTORCH_REPO, display_url, refuse_credentials
+from generator.userpaths import input_file
 from generator.version import check_explicit_version
 
 TEMPLATE_SRC = data_dir("library_template") / "src"
@@ -95,7 +98,7 @@ class BuildOptions:
         examples: ship only these examples (None: all).
         example_pte: example name -> .pte file overriding the one the ref ships.
         cache_dir: cache root (None: platformdirs user cache).
-        dtypes: the dtypes every portable kernel keeps (None: all; see generator/dtypes.py).
+        dtypes: the dtypes every portable kernel keeps (None: all; see generator/build/dtypes.py).
         dtypes_from_pte: keep for each portable kernel the dtypes these .pte files pass it.
     """
 
@@ -177,9 +180,8 @@ def build_library(
     cache = check_cache_dir(options.cache_dir or default_cache_dir())
     out = check_destination(out, cache)
     create_cache_dir(cache)
-    # One build at a time per cache: the cached work trees are shared, and another run
-    # switching them to another commit mid-build would mix two commits in one library.
-    with cache_lock(cache / "build"), staged(out) as library:
+    # One build at a time per cache (see `build_lock`).
+    with build_lock(cache), staged(out) as library:
         provenance = _build_into(options, library, cache, examples, overrides, rep)
         files, size = tree_stats(library)
         with rep.step("move into place"):
@@ -321,7 +323,7 @@ def _build_into(
 
     with rep.step("ship only the sources the shipped code links"):
         hits = steps.hits
-        pruning = prune_unreachable(library, vendored.prunable, cache / "objects", steps=steps)
+        pruning = prune_unreachable(library, vendored.prunable, objects_dir(cache), steps=steps)
         rep.note(pruning.summary + _from_cache(steps, hits))
 
     with rep.step("check the models against the library"):
@@ -344,8 +346,13 @@ def _build_into(
             pruning=pruning,
             dtypes=dtypes,
         )
-        render_metadata(library, provenance)
+        render_metadata(library, provenance, unchecked_link_modes())
     return provenance
+
+
+def unchecked_link_modes() -> str:
+    """The README's link-modes section before any check, between its markers."""
+    return f"{BEGIN}\n{link_modes_markdown({})}{END}"
 
 
 def _select_dtypes(

@@ -32,6 +32,7 @@ from types import FrameType
 
 from generator.atomic import write_atomic
 from generator.boards import UNO_Q, Board
+from generator.cache import objects_dir
 from generator.check.arena import arena_stage
 from generator.check.compile import CompileResult, compile_example
 from generator.check.dynamic import dynamic_stage
@@ -39,7 +40,6 @@ from generator.check.dynamic_run import dynamic_run_stage
 from generator.check.expected import read_expected
 from generator.check.linkmodes import check_readme, update_readme, update_sketches
 from generator.check.model_check import model_check
-from generator.check.objcache import ObjectCache, default_cache_dir
 from generator.check.plan import library_examples, missing_sketches, plan_build
 from generator.check.report import CheckReport, ExampleReport
 from generator.check.run import judge_run, run_emulated, run_host, stop_children
@@ -49,6 +49,7 @@ from generator.check.toolchains import GCC_ARM, HOST, Toolchain, select_toolchai
 from generator.errors import FatalError
 from generator.layout import EXAMPLE_EXPECT_FILE
 from generator.lint import lint_library
+from generator.toolchain.objcache import ObjectCache
 from generator.userpaths import output_file
 
 
@@ -283,7 +284,7 @@ def run_check(
     library = library.resolve()
     if not library.is_dir():
         raise FatalError(f"{library} is not a folder; pass the generated library's root")
-    objects = cache_dir.resolve() / "objects" if cache_dir else default_cache_dir()
+    objects = objects_dir(cache_dir.resolve() if cache_dir else None)
     if cache_dir is not None and cache_dir.exists() and not cache_dir.is_dir():
         raise FatalError(f"--cache-dir {cache_dir} is a file; pass a folder (it is created)")
     try:

@@ -32,8 +32,8 @@ from typing import Any, Literal, Protocol
 
 from git import GitCommandError, Repo
 
+from generator.cache import default_cache_dir
 from generator.check.linkmodes import link_modes_markdown, update_sketches
-from generator.checkout import default_cache_dir
 from generator.commands.build import BuildOptions, BuildResult, build_library, options_from_args
 from generator.commands.check import run_check
 from generator.errors import FatalError

@@ -1,7 +1,7 @@
 """The sync pull request: its title and body (Markdown), rendered from facts gathered by sync.
 
 Rendering is a pure step: `PullRequestFacts` in, text out (the Jinja2 template
-`generator/templates/pr_body.md.jinja`, in `generator.render`'s one environment).
+`generator/templates/pr_body.md.jinja`, in `generator.build.render`'s one environment).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from generator.build.render import render
 from generator.compare import (
     UPSTREAM_COMMIT,
     UPSTREAM_COMPARE,
@@ -20,7 +21,6 @@ from generator.compare import (
     size_table,
 )
 from generator.markdown import code_fence, signed
-from generator.render import render
 
 #: `kernel_names` and `size_rows` are also imported from here (they were defined here).
 __all__ = [
@@ -49,7 +49,7 @@ def emulated_runs(report: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     """(example, last output lines) of each emulated run in a check report.
 
     Reads `examples[].runs[]` entries with `kind == "emulated"` and their `last_lines`
-    (the shape of `generator.check.CheckReport.to_dict()`).
+    (the shape of `generator.check.report.CheckReport.to_dict()`).
     """
     found: list[tuple[str, list[str]]] = []
     for example in report.get("examples") or []:

@@ -38,7 +38,7 @@ from pathlib import Path
 from git import Blob, Git, GitCommandError, Repo
 from git.exc import BadName
 
-from generator.checkout import refuse_transport
+from generator.build.checkout import refuse_transport
 from generator.errors import FatalError
 from generator.gitfail import redact_urls
 from generator.properties import properties_version

@@ -1,4 +1,4 @@
-"""Step: the dtype-selective build (`--dtypes`, `--dtypes-from-pte`).
+"""Step 9: the dtype-selective build (`--dtypes`, `--dtypes-from-pte`).
 
 ExecuTorch can compile each portable kernel for only some dtypes: with
 EXECUTORCH_SELECTIVE_BUILD_DTYPE defined, kernels/portable/cpu/selective_build.h includes a
@@ -14,7 +14,7 @@ tools/cmake/Codegen.cmake) then compiles the portable kernels, and only them, wi
 
 Arduino compiles every source of a library with the same flags and gives a library no
 defines of its own. So the build writes `et_dtypes.SELECTION_CONFIG`, a header defining the
-macro, and the `dtype-selective-build` patch (generator/patches.py) makes every portable op
+macro, and the `dtype-selective-build` patch (generator/build/patches.py) makes every portable op
 source include it first: exactly the sources CMake's selected_portable_kernels compiles with
 the define. The header's presence is also how check_models.py tells a dtype-selective
 library from one that keeps every dtype (the default).
@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from generator.codegen import _SHIM, _run
+from generator.build.codegen import _SHIM, _run
+from generator.build.models import TOOLS_DIR, import_tool
 from generator.errors import FatalError
-from generator.models import TOOLS_DIR, import_tool
 
 if TYPE_CHECKING:
     import et_dtypes  # extras/tools (mypy_path)

@@ -1,4 +1,4 @@
-"""Step 5b: kernel selection, so each sketch carries only the kernels its model(s) call.
+"""Step 10: kernel selection, so each sketch carries only the kernels its model(s) call.
 
 ExecuTorch's codegen registers every kernel of the op set from a static initializer, and
 static constructors are roots of every link (static, and Arduino's Dynamic mode, whose llext
@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from generator.build.models import TOOLS_DIR, import_tool, registered_prim_ops
 from generator.errors import FatalError
 from generator.layout import CODEGEN_DIR, PRIM_OPS_SOURCE
-from generator.models import TOOLS_DIR, import_tool, registered_prim_ops
 
 if TYPE_CHECKING:
     import et_pte  # extras/tools (mypy_path)
@@ -168,7 +168,7 @@ def split_registration(text: str) -> tuple[str, dict[str, list[str]], str]:
             f"kernel selection: {EVERYTHING} no longer has the layout of ExecuTorch's "
             "registration template (`static Kernel kernels_to_register[] = {` ... "
             "`static auto success_with_kernel_reg = register_kernels(kernel_span);`); the "
-            "codegen changed and generator/selection.py needs updating"
+            "codegen changed and generator/build/selection.py needs updating"
         )
     end_start, last, end_end = end
     head = text[: start + len(_TABLE_START)] + "\n"
@@ -181,7 +181,7 @@ def split_registration(text: str) -> tuple[str, dict[str, list[str]], str]:
     if span is None:
         raise FatalError(
             f"kernel selection: {EVERYTHING} has no `static KernelSpan kernel_span(...);`; the "
-            "codegen changed and generator/selection.py needs updating"
+            "codegen changed and generator/build/selection.py needs updating"
         )
     rest = rest[: _comment_lines_above(rest, span.start())] + rest[span.end() :]
     tail = "};\n" + rest
@@ -275,7 +275,7 @@ def apply_kernel_selection(library: Path) -> KernelSelection:
             raise FatalError(
                 f"kernel selection: {PRIM_OPS_SOURCE} no longer registers its table with "
                 "`auto success_with_kernel_reg = ...register_kernels(kernel_span);`; "
-                "generator/selection.py needs updating"
+                "generator/build/selection.py needs updating"
             )
         new += (
             f"\n{_BANNER}\n// The prim ops register when a sketch selects one of them (see\n"
@@ -354,7 +354,7 @@ def apply_kernel_selection(library: Path) -> KernelSelection:
         raise FatalError(
             f"kernel selection: {OPERATOR_REGISTRY} has no `namespace executorch {{` with a "
             "`Span<const Kernel> get_registered_kernels() {` to hook; "
-            "generator/selection.py needs updating"
+            "generator/build/selection.py needs updating"
         )
     hooked = (
         text[: first_ns + 1]

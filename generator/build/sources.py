@@ -1,5 +1,5 @@
-"""Step 1: the sources. ExecuTorch at the ref (its version.txt and Cortex-M backend checked),
-and each third-party component at the commit that ExecuTorch tree pins (`components.py`),
+"""Steps 1 and 2: the sources. ExecuTorch at the ref (its version.txt and Cortex-M backend
+checked), and each third-party component at the commit that ExecuTorch tree pins (`components.py`),
 checked out into the cache by `checkout.py`.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.checkout import Checkout, checkout
-from generator.components import Component
+from generator.build.checkout import Checkout, checkout
+from generator.build.components import Component
 from generator.errors import FatalError
 from generator.urls import display_url
 from generator.version import library_version

@@ -1,14 +1,15 @@
-"""What a generated library records about itself: one typed object, `Provenance`, that the
-templates render (`render.py`: library.properties, README.md, extras/PROVENANCE.txt and the
-third-party licenses table). PROVENANCE.md describes the rendered files.
+"""Step 14, with `render.py`: what a generated library records about itself, one typed object,
+`Provenance`, that the templates render (`render.py`: library.properties, README.md,
+extras/PROVENANCE.txt and the third-party licenses table). PROVENANCE.md describes the
+rendered files.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.patches import Patch
-from generator.reachable import Pruning
+from generator.build.patches import Patch
+from generator.build.prune import Pruning
 
 
 @dataclass(frozen=True)

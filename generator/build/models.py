@@ -1,9 +1,10 @@
-"""Step: models (.pte). Embed example models as model.h, read operators, check models.
+"""Step 13: the model check, and the models (.pte) every step reads: embed example models as
+model.h (step 11), read operators (step 4's `--ops-from-pte`), check models.
 
 A typed wrapper over `extras/tools/et_pte.py`, the stdlib-only module every generated
 library ships (so a user can run the same checks from the library with no pip packages).
 Programs are read through a program reader (flatc's Python for the ref's schema, with
-FlatBuffers' runtime: see generator/pte_reader.py): a library's own for the model check,
+FlatBuffers' runtime: see generator/build/reader.py): a library's own for the model check,
 the one the build writes into the library for `--ops-from-pte`. Errors from it become
 `FatalError` with a message saying what to do.
 """
@@ -93,7 +94,7 @@ def write_model_header(
 
 def read_program(pte: Path, reader: Path) -> et_pte.Program:
     """Read `pte` through the program reader package at `reader` (a library's
-    `extras/tools/pte_schema/`, see generator/pte_reader.py).
+    `extras/tools/pte_schema/`, see generator/build/reader.py).
 
     Raises:
         FatalError: the file is unreadable, `reader` holds no reader, or the file is not a

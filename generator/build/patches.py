@@ -1,4 +1,4 @@
-"""Step 5: the Arduino patches, as explicit, listed transformations of the library tree.
+"""Step 8: the Arduino patches, as explicit, listed transformations of the library tree.
 
 Each patch says what it does and why; applying one that no longer finds what it changes is an
 error naming the file or pattern, never a silent skip, because a patch that stops applying
@@ -172,7 +172,7 @@ PATCHES: tuple[Patch, ...] = (
 
 
 #: The portable op sources of a library, and the header `dtype-selective-build` includes
-#: (extras/tools/et_dtypes.py SELECTION_CONFIG, written by generator/dtypes.py).
+#: (extras/tools/et_dtypes.py SELECTION_CONFIG, written by generator/build/dtypes.py).
 PORTABLE_OPS_DIR = "src/executorch/kernels/portable/cpu"
 DTYPE_SELECTION_HEADER = "executorch/kernels/portable/cpu/arduino_selective_build_dtype.h"
 
@@ -229,14 +229,14 @@ def _fold_dtype_checks(library: Path) -> list[str]:
         if text.count(old) != 1:
             raise FatalError(
                 f"patch dtype-selective-build no longer applies: {rel} has no `{old.strip()}`; "
-                "upstream changed its switch macros (see generator/patches.py _SWITCH_NAME)"
+                "upstream changed its switch macros (see generator/build/patches.py _SWITCH_NAME)"
             )
         path.write_text(text.replace(old, new), encoding="utf-8")
         touched.append(rel)
     return touched
 
 
-#: Applied by the build only for `--dtypes`/`--dtypes-from-pte` (generator/dtypes.py), after
+#: Applied by the build only for `--dtypes`/`--dtypes-from-pte` (generator/build/dtypes.py), after
 #: PATCHES: ExecuTorch's CMake defines EXECUTORCH_SELECTIVE_BUILD_DTYPE for the portable
 #: kernels alone, and Arduino takes no per-source flags, so each includes the define.
 DTYPE_SELECTIVE_BUILD = Patch(

@@ -1,4 +1,4 @@
-"""Build step: ship only the sources the shipped code links (after the examples are written,
+"""Step 12: ship only the sources the shipped code links (after the examples are written,
 when src/ is final).
 
 Some translation units are vendored because a folder holds them, not because the library
@@ -48,10 +48,9 @@ from pathlib import Path
 
 from generator.boards import UNO_Q
 from generator.cache import StepCache, code_version
-from generator.check.objcache import CompileJob, ObjectCache
-from generator.check.plan import SOURCE_SUFFIXES
-from generator.check.toolchains import ARDUINO_DEFINES, CORE_INCLUDES, GCC_ARM
 from generator.errors import FatalError
+from generator.toolchain.gcc import ARDUINO_DEFINES, CORE_INCLUDES, SOURCE_SUFFIXES, arm_gcc
+from generator.toolchain.objcache import CompileJob, ObjectCache
 
 #: Sections whose entries the start-up code runs: an object with one of them is never pruned.
 CONSTRUCTOR_SECTIONS = (".init_array", ".ctors", ".preinit_array")
@@ -110,16 +109,17 @@ class Target:
         return out.splitlines()[0].strip() if out else self.cc
 
 
+_ARM_GCC = arm_gcc(UNO_Q.cpu_flags)
 #: The UNO Q: the check's gcc-arm compilers and language flags, the board's CPU flags, -O0.
 UNO_Q_TARGET = Target(
-    cc=GCC_ARM.cc,
-    cxx=GCC_ARM.cxx,
+    cc=_ARM_GCC.cc,
+    cxx=_ARM_GCC.cxx,
     nm="arm-none-eabi-nm",
     objdump="arm-none-eabi-objdump",
     common=(*UNO_Q.cpu_flags, "-O0"),
-    c=GCC_ARM.c,
-    cxx_flags=GCC_ARM.cxx_flags,
-    asm=GCC_ARM.asm,
+    c=_ARM_GCC.c,
+    cxx_flags=_ARM_GCC.cxx_flags,
+    asm=_ARM_GCC.asm,
     defines=ARDUINO_DEFINES,
     includes=tuple(str(p) for p in CORE_INCLUDES),
 )
@@ -490,7 +490,7 @@ def _pruning_key(library: Path, pool: list[str], target: Target) -> dict[str, ob
         + [target.nm, target.objdump],
         "compiler": target.version(),
         "core": _files_digest(Path(i) for i in target.includes),
-        "code": code_version("reachable", "check.objcache"),
+        "code": code_version("build.prune", "toolchain.objcache"),
     }
 
 

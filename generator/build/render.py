@@ -1,4 +1,4 @@
-"""Step 7: render the library's metadata with Jinja2 (a pure step from `Provenance` to files).
+"""Step 14: render the library's metadata with Jinja2 (a pure step from `Provenance` to files).
 
 Every template is a plain Jinja file in one environment, found in one of two folders: the
 library's own files in `library_template/` (a folder that mirrors the library: `src/`,
@@ -18,8 +18,8 @@ from typing import Any
 import jinja2
 
 from generator import data_dir, package_path
+from generator.build.provenance import Provenance
 from generator.layout import PIN_FILE
-from generator.provenance import Provenance
 
 #: The suffix of a template: rendered, and written without it.
 TEMPLATE_SUFFIX = ".jinja"
@@ -73,22 +73,15 @@ def write_pin(library: Path, sha: str) -> None:
     (library / PIN_FILE).write_text(sha + "\n", encoding="utf-8")
 
 
-def unchecked_section() -> str:
-    """The README's link-modes section before any check, between its markers."""
-    from generator.check.linkmodes import BEGIN, END, link_modes_markdown
-
-    return f"{BEGIN}\n{link_modes_markdown({})}{END}"
-
-
-def render_metadata(library: Path, provenance: Provenance) -> None:
+def render_metadata(library: Path, provenance: Provenance, link_modes: str) -> None:
     """Render every `*.jinja` of `library_template/` into `library`, at its path without the suffix.
 
     That is library.properties, README.md, extras/PROVENANCE.txt and the licenses README. Each
-    template reads the attributes of one name, `p`: the `Provenance`, and the README the
-    link-modes section of an unchecked tree (`check --update-docs` fills it in,
-    `generator.check.linkmodes`). (The library's README is
-    for the Library Manager, arduino-lint LD001; a synced library repo keeps its own, since
-    README.md is not a generated path, see generator.layout.)
+    template reads the attributes of one name, `p`: the `Provenance`, and the README
+    `link_modes`, the link-modes section of an unchecked tree with its markers (the verb
+    makes it with `generator.check.linkmodes`, whose `check --update-docs` fills it in).
+    (The library's README is for the Library Manager, arduino-lint LD001; a synced library
+    repo keeps its own, since README.md is not a generated path, see generator.layout.)
     """
     for template in sorted(LIBRARY_TEMPLATE.rglob(f"*{TEMPLATE_SUFFIX}")):
         rel = template.relative_to(LIBRARY_TEMPLATE)
@@ -96,5 +89,5 @@ def render_metadata(library: Path, provenance: Provenance) -> None:
             rel.as_posix(),
             library / rel.with_suffix(""),
             p=provenance,
-            link_modes=unchecked_section(),
+            link_modes=link_modes,
         )

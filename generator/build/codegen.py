@@ -1,4 +1,4 @@
-"""Step 3: run the ref's own kernel-registration codegen for the op set.
+"""Step 5: run the ref's own kernel-registration codegen for the op set.
 
 ExecuTorch's `codegen` package (with torchgen from the installed torch) writes the
 registration sources; `codegen.tools.gen_max_kernel_num` writes `selected_max_kernel_num.h`,
@@ -29,10 +29,10 @@ from importlib.metadata import version as dist_version
 from pathlib import Path
 from typing import Any
 
+from generator.build.opset import CORTEX_M_YAML, PORTABLE_YAML, PRIM_OPS_SOURCE, OpSet
 from generator.cache import StepCache, code_version
 from generator.errors import FatalError
 from generator.layout import KERNEL_REGISTRATION, REGISTRATION_GLOB
-from generator.opset import CORTEX_M_YAML, PORTABLE_YAML, PRIM_OPS_SOURCE, OpSet
 
 #: Generated files that must not land on a device: they register ops into PyTorch itself.
 HOST_ONLY_INCLUDES = re.compile(r"#include\s*[<\"](?:torch/library\.h|torch/torch\.h|ATen/)")
@@ -248,7 +248,7 @@ def kernel_registration(
         "mode": op_set.mode,
         "torch": torch_version(),
         "python": platform.python_version(),  # the codegen runs under this interpreter
-        "code": code_version("codegen", "opset", "cache"),
+        "code": code_version("build.codegen", "build.opset", "cache"),
     }
     restored = steps.get(
         "codegen", key, lambda stored: _restore(stored, op_set, out_dir, max_kernel_header)

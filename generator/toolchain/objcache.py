@@ -68,15 +68,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-import platformdirs
-
 from generator.atomic import write_atomic
 from generator.errors import FatalError
-
-
-def default_cache_dir() -> Path:
-    """The user cache folder for objects: `<platformdirs user cache>/executorch-arduino/objects`."""
-    return Path(platformdirs.user_cache_dir("executorch-arduino")) / "objects"
 
 
 @cache

@@ -1,4 +1,4 @@
-"""Step 1: check out a ref of a git repository into the cache, sparse and partial.
+"""Step 1 (and 2): check out a ref of a git repository into the cache, sparse and partial.
 
 Each repository (ExecuTorch, FlatBuffers, flatcc, CMSIS-NN) gets one cached clone, keyed by
 its URL, under `<cache>/repos/`. A clone is partial (`--filter=blob:none`: only the blobs of
@@ -29,12 +29,7 @@ from pathlib import Path
 import git
 from git.exc import UnsafeProtocolError
 
-# The cache folder and its lock are cache.py's; named here too for the callers that had them.
-from generator.cache import cache_lock as cache_lock
-from generator.cache import check_cache_dir as check_cache_dir
-from generator.cache import create_cache_dir as create_cache_dir
-from generator.cache import default_cache_dir as default_cache_dir
-from generator.cache import stderr_line
+from generator.cache import repos_dir, repos_lock, stderr_line
 from generator.errors import FatalError
 from generator.gitfail import git_reason, hint, is_missing_ref
 from generator.urls import display_url
@@ -274,7 +269,7 @@ def _open_clone(url: str, cache_dir: Path) -> tuple[git.Repo, bool]:
     A new clone is made under a temporary name and renamed into place once configured, so a
     clone at its place is always a complete, configured (perhaps empty) repository.
     """
-    repos = cache_dir / "repos"
+    repos = repos_dir(cache_dir)
     path = repos / _slug(url)
     _repair(repos, path)
     if path.exists():
@@ -537,8 +532,8 @@ def checkout(
             fetch that failed.
     """
     refuse_transport(url, pinned=pinned)
-    repo_path = cache_dir / "repos" / _slug(url)
-    with cache_lock(cache_dir / "repos"):
+    repo_path = repos_dir(cache_dir) / _slug(url)
+    with repos_lock(cache_dir):
         repo, created = _open_clone(url, cache_dir)
         try:
             sha = resolve_and_fetch(repo, url, ref, pinned=pinned)

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from generator import data_dir
-from generator.checkout import Checkout, gitlink, submodule_url
+from generator.build.checkout import Checkout, gitlink, submodule_url
 from generator.errors import FatalError
 
 VENDORED_DIR = data_dir("vendored")
@@ -94,7 +94,7 @@ def load_component(key: str, folder: Path = VENDORED_DIR) -> Component:
 
 
 #: The third-party components (`vendored/<key>.yaml`), in the order PROVENANCE and the licenses
-#: README list them; the build hands each on by name (`generator.sources.ThirdParty`).
+#: README list them; the build hands each on by name (`generator.build.sources.ThirdParty`).
 THIRD_PARTY = ("flatbuffers", "flatcc", "cmsis-nn")
 
 

@@ -1,6 +1,7 @@
-"""Step 6: the examples. Sketches are ours (library_template/examples/); their data comes from
-the ref: each `model.h` is made from the `.pte` the ref ships under
-`examples/arduino/examples/<Example>/`, and KeywordSpotting's MFCC inputs are copied from there.
+"""Step 11: the examples (planned in step 1, written here). Sketches are ours
+(library_template/examples/); their data comes from the ref: each `model.h` is made from the
+`.pte` the ref ships under `examples/arduino/examples/<Example>/`, and KeywordSpotting's MFCC
+inputs are copied from there.
 `.pth` and `.pte` files never land in the library.
 """
 
@@ -12,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator import data_dir
+from generator.build.models import TOOLS_DIR, ops_in_pte, write_model_header
 from generator.errors import FatalError
 from generator.layout import EXAMPLES, MODEL_HEADER
-from generator.models import TOOLS_DIR, ops_in_pte, write_model_header
 from generator.userpaths import input_file
 
 TEMPLATE_EXAMPLES = data_dir("library_template") / "examples"

@@ -1,4 +1,4 @@
-"""Step: the program reader. flatc's Python for the ref's `program.fbs`, with FlatBuffers'
+"""Step 3: the program reader. flatc's Python for the ref's `program.fbs`, with FlatBuffers'
 Python runtime, as one package a library ships in `extras/tools/pte_schema/`.
 
 `extras/tools/et_pte.py` (the model check, `pte_to_header.py`, `--ops-from-pte`) reads a
@@ -29,10 +29,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.checkout import checkout
+from generator.build.checkout import checkout
+from generator.build.flatc import find_flatc, flatc_version, pinned_flatbuffers_version
+from generator.build.sources import PinnedSource
 from generator.errors import FatalError
-from generator.flatc import find_flatc, flatc_version, pinned_flatbuffers_version
-from generator.sources import PinnedSource
 
 #: Where a library keeps the reader package (must equal et_pte.LIBRARY_READER_DIR).
 READER_DIR = "extras/tools/pte_schema"
@@ -95,7 +95,7 @@ def relative_runtime_imports(source: str) -> str:
         raise FatalError(
             f"flatc's Python imports {', '.join(foreign)}, which the program reader cannot "
             "ship; this flatc's output is not the one the generator knows (a bug in "
-            "generator/pte_reader.py)"
+            "generator/build/reader.py)"
         )
     return text
 
@@ -129,7 +129,7 @@ def write_program_reader(flatc: Path, schema_dir: Path, runtime: Path, dest: Pat
     replaced whole (written beside it, then moved), so a failure leaves it as it was.
 
     Args:
-        flatc: a flatc of the pinned FlatBuffers version (`generator.flatc.find_flatc`).
+        flatc: a flatc of the pinned FlatBuffers version (`generator.build.flatc.find_flatc`).
         schema_dir: the ref's `schema/` folder (program.fbs, scalar_type.fbs).
         runtime: FlatBuffers' Python runtime package at the pinned commit (`RUNTIME_PATH`
             of the FlatBuffers checkout); its top-level `*.py` are copied.

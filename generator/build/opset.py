@@ -1,4 +1,4 @@
-"""Step 2: the op set, i.e. which operators the library registers.
+"""Step 4: the op set, i.e. which operators the library registers.
 
 Registering every portable operator costs about 1.58 MB of text, twice the UNO Q's flash, so
 the op set is chosen at generation time and recorded in extras/PROVENANCE.txt.
@@ -9,8 +9,9 @@ The default op set is every Cortex-M backend operator (each entry of the ref's
 `--ops-from-pte` takes exactly the operators the given `.pte` files call.
 
 ExecuTorch's prim ops (`aten::sym_size.int`, `executorch_prim::*`) are no part of any op set:
-every library ships the ref's `kernels/prim_ops/register_prim_ops.cpp`, which registers them
-all at start-up, so `--ops-from-pte` leaves them out of the codegen's selection.
+every library ships the ref's `kernels/prim_ops/register_prim_ops.cpp`, whose table kernel
+selection (step 10, `selection.py`) registers as one, when a sketch's model.h selects any prim
+op, so `--ops-from-pte` leaves them out of the codegen's selection.
 
 Reading the kernel yamls and finding each kernel's source takes about a second; the choice is a
 function of the tree and the options, so `op_set_choice` keeps it in the step cache.
@@ -27,9 +28,9 @@ from typing import Any
 
 import yaml
 
+from generator.build.models import registered_prim_ops
 from generator.cache import StepCache, code_version
 from generator.errors import FatalError
-from generator.models import registered_prim_ops
 
 PORTABLE_YAML = "kernels/portable/functions.yaml"
 CORTEX_M_YAML = "backends/cortex_m/ops/operators.yaml"
@@ -177,7 +178,7 @@ def select_op_set(
         ops: `--ops` root ops replacing the default ones.
         all_ops: `--all-ops`.
         pte_ops: operators called by the `--ops-from-pte` files (already decoded); the ref's
-        prim ops among them are left out (always registered, see `prim_ops`).
+        prim ops among them are left out (shipped in every library, see `prim_ops`).
     Raises:
         FatalError: an unknown operator name (with close matches listed), a prim op in
             `ops`, or no op at all.
@@ -343,7 +344,7 @@ def op_set_choice(
         "ops": None if ops is None else list(ops),
         "all_ops": all_ops,
         "pte_ops": None if pte_ops is None else sorted(pte_ops),
-        "code": code_version("opset", "models", "cache"),
+        "code": code_version("build.opset", "build.models", "cache"),
     }
     restored = steps.get("opset", key, _choice_from)
     if restored is not None:

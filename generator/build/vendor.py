@@ -1,4 +1,4 @@
-"""Step 4: vendor sources into the library tree.
+"""Step 6: vendor sources into the library tree.
 
 - Each component's copy rules (vendored/*.yaml) bring the runtime, c10/torch headers,
   FlatBuffers, flatcc and CMSIS-NN, and the ref's model-conversion scripts when it has them.
@@ -8,7 +8,7 @@
   the `.cpp` of the same stem beside the header, or a `.cpp` in the header's folder that
   includes it and has no header of its own (the `pattern/` sources work that way).
 - Of these helper sources and the components' sources, only those the shipped code links stay:
-  `generator/reachable.py` leaves out the rest once the tree is complete.
+  `generator/build/prune.py` leaves out the rest once the tree is complete.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from typing import Any
 from wcmatch import glob
 
 from generator import package_path
+from generator.build.components import Component, CopyRule
 from generator.cache import StepCache, code_version
-from generator.components import Component, CopyRule
 from generator.errors import FatalError
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
@@ -245,7 +245,7 @@ def follow_includes_cached(
         **tree,
         "src": digest.hexdigest(),
         "starts": [p.relative_to(library).as_posix() for p in starts],
-        "code": code_version("vendor"),
+        "code": code_version("build.vendor"),
     }
     cached = steps.get("includes", key, _closure_from)
     if cached is not None and all((root / rel).is_file() for rel in cached.added):
@@ -303,7 +303,7 @@ def write_cmake_macros(library: Path) -> Path:
     if not users:
         raise FatalError(
             f"no header in {macros.relative_to(library)} includes cmake_macros.h any more; "
-            "the c10/torch layout changed, update generator/vendor.py"
+            "the c10/torch layout changed, update generator/build/vendor.py"
         )
     dest = library / CMAKE_MACROS
     shutil.copyfile(CMAKE_MACROS_TEMPLATE, dest)
