@@ -48,8 +48,7 @@ from generator.layout import (
 from generator.markdown import code_list, table
 from generator.properties import properties_version
 from generator.sync import git as g
-from generator.sync.version import tag_versions
-from generator.version import highest, is_greater, parse, suggest_next
+from generator.version import highest, is_greater, parse, suggest_next, tag_versions
 
 #: Release tags are `v` + the library.properties version (what the Library Manager indexes).
 TAG_PREFIX = "v"

@@ -176,3 +176,17 @@ def is_greater(version: str, than: str) -> bool:
         ValueError: either is not SemVer 2.0.
     """
     return parse(version).compare(than) > 0
+
+
+def tag_versions(tags: Iterable[str]) -> dict[str, str]:
+    """The SemVer versions that tags name: `v<semver>` (and a bare `<semver>`) -> version,
+    keyed by tag name; other tags (`release-2024`, `v1.5`) are left out."""
+    found: dict[str, str] = {}
+    for tag in tags:
+        text = tag[1:] if tag.startswith("v") else tag
+        try:
+            parse(text)
+        except ValueError:
+            continue
+        found[tag] = text
+    return found

@@ -23,8 +23,8 @@ from generator.sync.version import (
     VersionUse,
     check_version_greater,
     check_version_unused,
-    tag_versions,
 )
+from generator.version import tag_versions
 
 PIN_A = "a" * 40
 PIN_B = "b" * 40

@@ -43,9 +43,9 @@ from generator.errors import FatalError
 from generator.gitfail import redact_urls
 from generator.properties import properties_version
 from generator.sync.tempdirs import owned_temp_dir
-from generator.sync.version import VersionUse, tag_versions
+from generator.sync.version import VersionUse
 from generator.urls import REFUSAL, check_token_url, no_proxy_with_loopback
-from generator.version import highest, parse
+from generator.version import highest, parse, tag_versions
 
 #: The environment variable the askpass script reads the token from (set for git only).
 TOKEN_ENV = "EXECUTORCH_SYNC_GIT_TOKEN"

@@ -16,21 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from generator.errors import FatalError
-from generator.version import highest, is_greater, parse, suggest_next
-
-
-def tag_versions(tags: Iterable[str]) -> dict[str, str]:
-    """The SemVer versions that tags name: `v<semver>` (and a bare `<semver>`) -> version,
-    keyed by tag name; other tags (`release-2024`, `v1.5`) are left out."""
-    found: dict[str, str] = {}
-    for tag in tags:
-        text = tag[1:] if tag.startswith("v") else tag
-        try:
-            parse(text)
-        except ValueError:
-            continue
-        found[tag] = text
-    return found
+from generator.version import highest, is_greater, suggest_next, tag_versions
 
 
 @dataclass(frozen=True)
