@@ -3,7 +3,8 @@ stage by stage (the steps are the modules of `generator.check`):
 
 1. model check (`check/model_check.py`), no toolchain needed;
 2. compile for the UNO Q (`check/compile.py` with the sources of `check/plan.py`, back ends
-   in `check/toolchains.py`, objects cached by content in `check/objcache.py`);
+   in `check/toolchains.py` on `toolchain/gcc.py`, objects cached by content in
+   `toolchain/objcache.py`);
 3. sizes like arduino-cli's report (`check/sizes.py`), and the Dynamic link (the IDE's
    default link mode) with its sizes (`check/dynamic.py`);
 4. run on an emulated Cortex-M33 (QEMU mps2-an505), the Dynamic upload file run there as
