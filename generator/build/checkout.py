@@ -46,7 +46,17 @@ NEW_PREFIX = ".new-"
 LOCK_SUFFIX = ".lock"
 #: `-c` options of every git command in a cached clone: auto-gc stays in the foreground, so no
 #: git of ours outlives the cache lock holding git's lock files.
-_GIT_OPTIONS = ["gc.autoDetach=false", "maintenance.autoDetach=false"]
+#: `-c` options of every git run in a cached clone: gc and maintenance in the foreground (no
+#: git of ours outlives its run), and no submodule recursion: the checkout holds gitlinks
+#: (third-party/flatcc, ...) that git counts as submodules, and a fetch of every branch
+#: (a short SHA's lookup) failed on "Could not access submodule 'third-party/flatcc'". The
+#: components are cached clones of their own, pinned by those gitlinks.
+_GIT_OPTIONS = [
+    "gc.autoDetach=false",
+    "maintenance.autoDetach=false",
+    "fetch.recurseSubmodules=false",
+    "submodule.recurse=false",
+]
 
 
 @dataclass(frozen=True)
