@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -27,6 +26,7 @@ from wcmatch import glob
 
 from generator import package_path
 from generator.build.components import Component, CopyRule
+from generator.build.render import tree_hash
 from generator.cache import StepCache, code_version
 from generator.errors import FatalError
 
@@ -237,13 +237,9 @@ def follow_includes_cached(
     are copied from `root` without reading a single include.
     """
     src = library / "src"
-    digest = hashlib.sha256()
-    for path in sorted(p for p in src.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(src).as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
     key = {
         **tree,
-        "src": digest.hexdigest(),
+        "src": tree_hash(src),
         "starts": [p.relative_to(library).as_posix() for p in starts],
         "code": code_version("build.vendor"),
     }
