@@ -295,7 +295,10 @@ def _load(
     rodata_split: bool = True,
     link: bool = True,
 ) -> Loaded:
-    """Load the ELF `data` as the board's loader would.
+    """Load the ELF `data` as the board's loader would, in `do_llext_load`'s order: the basic
+    ELF data and tables, the section map, the regions' copies, the symbol table, then the
+    link and the export table (`link=False` stops before linking, with the export table
+    sized from its section).
 
     Args:
         data: the stripped upload file's ELF (without zephyr-sketch-tool's header).
@@ -310,42 +313,145 @@ def _load(
     Raises:
         LoadError: what Zephyr refuses, with its error number and log lines.
     """
+    heap = _Heap(heap_base, heap_bytes)
+    sections, symtab = _read_tables(data, heap)
+    layout = _map_sections(sections, rodata_split)
+    regions = layout.regions
+    _place(regions, data, heap, storage_base, storage_writable)
+    _allocate_symbol_table(symtab, heap)
+    export = regions.get("EXPORT")
+    if not link:
+        count = (export.size - export.prepad) // 8 if export else 0
+        if count and heap.alloc("export table", count * 8, 4) is None:
+            raise _refusal(ENOMEM, "Failed to export, ret -12")
+        return Loaded(heap.allocations, heap.peak, heap_bytes, heap_base, regions, b"", 0, [])
+    log: list[str] = []
+    errors = _link(sections, symtab, layout.region_of, regions, layout.address_of, exports, log)
+    if errors:
+        raise LoadError(errors, [*log, f"llext: Failed to link, ret -{errors}"])
+    exported = _export_table(export, regions, heap, log)
+    entry = exported.get("main")
+    if entry is None:
+        raise LoadError(ENOENT, [*log, "Failed to find main function"])
+    init = _init_functions(regions, log)
+    image = _heap_image(regions, heap)
+    return Loaded(heap.allocations, heap.peak, heap_bytes, heap_base, regions, image, entry, init)
+
+
+def _refusal(errno: int, *lines: str) -> LoadError:
+    """The loader's refusal before linking (nothing logged yet): error `errno`, each of
+    `lines` logged as `llext: <line>`."""
+    return LoadError(errno, [f"llext: {line}" for line in lines])
+
+
+@dataclass
+class _SectionMap:
+    """Where the loaded sections go.
+
+    Attributes:
+        regions: region name -> region; region_of: a loaded section's index -> its region's
+        name; offset: a loaded section's index -> its offset in its region (prepad included).
+    """
+
+    regions: dict[str, Region]
+    region_of: dict[int, str]
+    offset: dict[int, int]
+
+    def address_of(self, index: int) -> int:
+        """Where section `index` was placed, 0 when it is not loaded."""
+        kind = self.region_of.get(index)
+        return self.regions[kind].address + self.offset[index] if kind else 0
+
+
+def _read_tables(data: bytes, heap: _Heap) -> tuple[list[Any], Any]:
+    """The ELF's sections and its one symbol table, after the header's checks and the
+    allocations of `struct llext` and the section map (what `do_llext_load` logs as the basic
+    ELF data and the important ELF tables).
+
+    Raises:
+        LoadError: not an ELF, a file type or section header size Zephyr refuses, no room on
+        the heap, or not exactly one valid symbol table.
+    """
     try:
         elf = ELFFile(io.BytesIO(data))
         header = elf.header
     except (ELFError, struct.error, ValueError):
         raise LoadError(ENOEXEC, ["llext: Invalid ELF, magic does not match"]) from None
-    log: list[str] = []
-
-    def fail(errno: int, *lines: str) -> LoadError:
-        return LoadError(errno, [*log, *(f"llext: {line}" for line in lines)])
-
     if header.e_type not in ("ET_REL", "ET_DYN"):
-        raise fail(ENOEXEC, f"Unsupported ELF file type {_etype(header.e_type):x}")
+        raise _refusal(ENOEXEC, f"Unsupported ELF file type {_etype(header.e_type):x}")
     if header.e_shentsize != 40:
-        raise fail(ENOEXEC, f"Invalid section header size {header.e_shentsize}")
+        raise _refusal(ENOEXEC, f"Invalid section header size {header.e_shentsize}")
     sections: list[Any] = list(elf.iter_sections())
-    heap = _Heap(heap_base, heap_bytes)
     if heap.alloc("struct llext", LLEXT_STRUCT_BYTES, 4) is None:
-        raise fail(ENOMEM, "Not enough memory for extension metadata")
+        raise _refusal(ENOMEM, "Not enough memory for extension metadata")
     if heap.alloc("section map", len(sections) * 8, 4) is None:
         size = len(sections) * 8
-        raise fail(
+        raise _refusal(
             ENOMEM, f"Failed to allocate section map, size {size}",
             "Failed to load basic ELF data, ret -12",
         )  # fmt: skip
     symtabs = [s for s in sections if s.header.sh_type == _SHT_SYMTAB]
     if len(symtabs) != 1:
-        raise fail(
+        raise _refusal(
             ENOEXEC, "Some sections are missing or present multiple times!",
             "Failed to find important ELF tables, ret -8",
         )  # fmt: skip
     symtab = symtabs[0]
     if symtab.header.sh_entsize != 16 or symtab.header.sh_size % 16:
-        raise fail(ENOEXEC, "Invalid symbol table", "Failed to find important ELF tables, ret -8")
+        raise _refusal(
+            ENOEXEC, "Invalid symbol table", "Failed to find important ELF tables, ret -8"
+        )
+    return sections, symtab
 
+
+def _map_sections(sections: list[Any], rodata_split: bool) -> _SectionMap:
+    """The regions the loaded sections make (llext_map_sections): each region spans its
+    sections in the file, aligned with its prepad, and knows whether a relocation section
+    targets it.
+
+    Raises:
+        LoadError: sections that cannot share a region, a malformed init array, or regions
+        whose file ranges overlap.
+    """
+    regions, region_of = _group_sections(sections, rodata_split)
+    for region in regions.values():
+        region.prepad = region.offset & (region.align - 1)
+        region.offset -= region.prepad
+        region.size += region.prepad
+    offset = {
+        index: sections[index].header.sh_offset - regions[kind].offset
+        for index, kind in region_of.items()
+    }
+    spans = sorted(
+        (r.offset, r.offset + r.size, r.name) for r in regions.values() if not r.nobits and r.size
+    )
+    for (first, end, name), (start, stop, other) in itertools.pairwise(spans):
+        if start < end:
+            raise _refusal(
+                ENOEXEC,
+                f"Region {_index(name)} ELF file range ({first:#x}-{end:#x}) overlaps with "
+                f"{_index(other)} ({start:#x}-{stop:#x})",
+                "Failed to map ELF sections, ret -8",
+            )
+    for section in sections:
+        if section.header.sh_type in (_SHT_REL, _SHT_RELA):
+            target = region_of.get(section.header.sh_info)
+            if target is not None:
+                regions[target].has_relocs = True
+    return _SectionMap(regions, region_of, offset)
+
+
+def _group_sections(
+    sections: list[Any], rodata_split: bool
+) -> tuple[dict[str, Region], dict[int, str]]:
+    """Each loaded section's region, before alignment: (region name -> region, section index
+    -> region name). With `rodata_split`, `.llext.rodata.noreloc*` is a region of its own.
+
+    Raises:
+        LoadError: a malformed init array, or sections that cannot share a region.
+    """
     regions: dict[str, Region] = {}
-    section_region: dict[int, str] = {}
+    region_of: dict[int, str] = {}
     for index, section in enumerate(sections):
         kind = _kind(section)
         if kind is None:
@@ -354,85 +460,84 @@ def _load(
             kind = "RODATA_NORELOC"
         sh = section.header
         if kind in ("PREINIT", "INIT", "FINI") and (sh.sh_entsize != 4 or sh.sh_size % 4):
-            raise fail(ENOEXEC, f"Invalid {kind.lower()} array in section {index}",
-                       "Failed to map ELF sections, ret -8")  # fmt: skip
-        end = sh.sh_offset + (0 if sh.sh_type == _SHT_NOBITS else sh.sh_size)
+            raise _refusal(ENOEXEC, f"Invalid {kind.lower()} array in section {index}",
+                           "Failed to map ELF sections, ret -8")  # fmt: skip
         region = regions.get(kind)
         if region is None:
             regions[kind] = Region(
                 kind, sh.sh_offset, sh.sh_size, max(sh.sh_addralign, 1),
                 sh.sh_type == _SHT_NOBITS, sh.sh_flags,
             )  # fmt: skip
-        elif kind == "BSS":
-            raise fail(ENOTSUP, "Multiple SHT_NOBITS sections are not supported",
-                       "Failed to map ELF sections, ret -134")  # fmt: skip
-        elif kind in ("PREINIT", "INIT", "FINI"):
-            raise fail(ENOEXEC, f"Region {_index(kind)} redefined",
-                       "Failed to map ELF sections, ret -8")  # fmt: skip
         else:
-            if (region.flags ^ sh.sh_flags) & (_SHF_WRITE | _SHF_ALLOC | _SHF_EXECINSTR):
-                raise fail(ENOEXEC, f"Unsupported section flags {region.flags:#x} / "
-                           f"{sh.sh_flags:#x} for {section.name} (region {kind})",
-                           "Failed to map ELF sections, ret -8")  # fmt: skip
-            start = min(region.offset, sh.sh_offset)
-            stop = max(region.offset + region.size, end)
-            region.offset, region.size = start, stop - start
-            region.align = max(region.align, sh.sh_addralign)
-        section_region[index] = kind
-    section_offset: dict[int, int] = {}
-    for region in regions.values():
-        region.prepad = region.offset & (region.align - 1)
-        region.offset -= region.prepad
-        region.size += region.prepad
-    for index, kind in section_region.items():
-        section_offset[index] = sections[index].header.sh_offset - regions[kind].offset
-    spans = sorted(
-        (r.offset, r.offset + r.size, r.name) for r in regions.values() if not r.nobits and r.size
+            _extend_region(region, section)
+        region_of[index] = kind
+    return regions, region_of
+
+
+def _extend_region(region: Region, section: Any) -> None:
+    """Widen `region` to also span `section` (another section of the same kind).
+
+    Raises:
+        LoadError: a second BSS or init-array section, or flags that differ from the
+        region's.
+    """
+    kind = region.name
+    sh = section.header
+    if kind == "BSS":
+        raise _refusal(ENOTSUP, "Multiple SHT_NOBITS sections are not supported",
+                       "Failed to map ELF sections, ret -134")  # fmt: skip
+    if kind in ("PREINIT", "INIT", "FINI"):
+        raise _refusal(ENOEXEC, f"Region {_index(kind)} redefined",
+                       "Failed to map ELF sections, ret -8")  # fmt: skip
+    if (region.flags ^ sh.sh_flags) & (_SHF_WRITE | _SHF_ALLOC | _SHF_EXECINSTR):
+        raise _refusal(ENOEXEC, f"Unsupported section flags {region.flags:#x} / "
+                       f"{sh.sh_flags:#x} for {section.name} (region {kind})",
+                       "Failed to map ELF sections, ret -8")  # fmt: skip
+    end = sh.sh_offset + (0 if sh.sh_type == _SHT_NOBITS else sh.sh_size)
+    start = min(region.offset, sh.sh_offset)
+    stop = max(region.offset + region.size, end)
+    region.offset, region.size = start, stop - start
+    region.align = max(region.align, sh.sh_addralign)
+
+
+def _allocate_symbol_table(symtab: Any, heap: _Heap) -> None:
+    """Allocate the extension's symbol table: 8 bytes a global function or object.
+
+    Raises:
+        LoadError: no room on the heap (ENOMEM).
+    """
+    global_symbols = sum(
+        1
+        for symbol in symtab.iter_symbols()
+        if symbol.entry.st_info.type in ("STT_FUNC", "STT_OBJECT")
+        and symbol.entry.st_info.bind == "STB_GLOBAL"
     )
-    for (first, end, name), (start, stop, other) in itertools.pairwise(spans):
-        if start < end:
-            raise fail(
-                ENOEXEC,
-                f"Region {_index(name)} ELF file range ({first:#x}-{end:#x}) overlaps with "
-                f"{_index(other)} ({start:#x}-{stop:#x})",
-                "Failed to map ELF sections, ret -8",
-            )
-    for section in sections:
-        if section.header.sh_type in (_SHT_REL, _SHT_RELA):
-            target = section_region.get(section.header.sh_info)
-            if target is not None:
-                regions[target].has_relocs = True
-
-    _place(regions, data, heap, storage_base, storage_writable, fail)
-    global_symbols = 0
-    for symbol in symtab.iter_symbols():
-        if symbol.entry.st_info.type in ("STT_FUNC", "STT_OBJECT") and (
-            symbol.entry.st_info.bind == "STB_GLOBAL"
-        ):
-            global_symbols += 1
     if heap.alloc("symbol table", global_symbols * 8, 4) is None:
-        raise fail(ENOMEM, "Failed to allocate extension symbol table, ret -12")
+        raise _refusal(ENOMEM, "Failed to allocate extension symbol table, ret -12")
 
-    def address_of(index: int) -> int:
-        kind = section_region.get(index)
-        return regions[kind].address + section_offset[index] if kind else 0
 
-    export = regions.get("EXPORT")
-    if not link:
-        count = (export.size - export.prepad) // 8 if export else 0
-        if count and heap.alloc("export table", count * 8, 4) is None:
-            raise fail(ENOMEM, "Failed to export, ret -12")
-        return Loaded(heap.allocations, heap.peak, heap_bytes, heap_base, regions, b"", 0, [])
-    errors = _link(sections, symtab, section_region, regions, address_of, exports, log)
-    if errors:
-        log.append(f"llext: Failed to link, ret -{errors}")
-        raise LoadError(errors, log)
+def _export_table(
+    export: Region | None, regions: dict[str, Region], heap: _Heap, log: list[str]
+) -> dict[str, int]:
+    """The linked `.exported_sym` table (name -> address), allocated on the heap (`log`: the
+    link's lines, which a refusal repeats).
+
+    Raises:
+        LoadError: no room on the heap (ENOMEM).
+    """
     exported = _exported(export, regions) if export else {}
     if exported and heap.alloc("export table", len(exported) * 8, 4) is None:
-        raise fail(ENOMEM, "Failed to export, ret -12")
-    entry = exported.get("main")
-    if entry is None:
-        raise LoadError(ENOENT, [*log, "Failed to find main function"])
+        raise LoadError(ENOMEM, [*log, "llext: Failed to export, ret -12"])
+    return exported
+
+
+def _init_functions(regions: dict[str, Region], log: list[str]) -> list[int]:
+    """The PREINIT then INIT arrays' function addresses, after the link (`log`: the link's
+    lines, which a refusal repeats).
+
+    Raises:
+        LoadError: a function outside the text region (EFAULT).
+    """
     init = [
         word
         for name in ("PREINIT", "INIT")
@@ -443,14 +548,17 @@ def _load(
     for address in init:
         if text is None or not text.address <= address & ~1 < text.address + text.size:
             raise LoadError(EFAULT, [*log, f"llext: init function ({address:#x}) outside text"])
-    image = bytearray(heap.cursor - heap_base)
+    return init
+
+
+def _heap_image(regions: dict[str, Region], heap: _Heap) -> bytes:
+    """The heap's bytes from its base up to the peak, with every region copied there."""
+    image = bytearray(heap.cursor - heap.base)
     for region in regions.values():
         if region.on_heap:
-            start = region.address - heap_base
+            start = region.address - heap.base
             image[start : start + len(region.data)] = region.data
-    return Loaded(
-        heap.allocations, heap.peak, heap_bytes, heap_base, regions, bytes(image), entry, init
-    )
+    return bytes(image)
 
 
 def _index(region: str) -> int:
@@ -468,7 +576,6 @@ def _place(
     heap: _Heap,
     storage_base: int,
     writable: bool,
-    fail: Any,
 ) -> None:
     """Read each region in place or copy it into the heap (llext_copy_region)."""
     # SYMTAB, STRTAB and SHSTRTAB are not allocated sections: with writable or persistent
@@ -488,14 +595,14 @@ def _place(
             and (storage_base + region.offset) % region.align == 0
         )
         if name == "RODATA_NORELOC" and region.has_relocs:
-            raise fail(ENOEXEC, f"{NORELOC_SECTION} has relocations")
+            raise _refusal(ENOEXEC, f"{NORELOC_SECTION} has relocations")
         if in_place:
             region.address = storage_base + region.offset
             region.data = content
             continue
         got = heap.alloc(name, region.size, region.align)
         if got is None:
-            raise fail(
+            raise _refusal(
                 ENOMEM,
                 f"Failed allocating {region.size} bytes {region.align}-aligned for region "
                 f"{_index(name)}",
