@@ -12,7 +12,7 @@ model). Layout under the cache root (the user cache folder, or `--cache-dir`):
   (`generator/build/flatc.py`, `flatc_path`);
 - `build.lock`: one build at a time per cache (`build_lock`).
 
-Not cache: `sync`'s and `release`'s work folders (`generator/sync/tempdirs.py`).
+Not cache: `sync`'s and `release`'s work folders (`generator/tempdirs.py`).
 
 A step entry is keyed by everything that determines the step's result (the ref's full SHA,
 the step's options, the torch version, and `code_version` of the generator modules that

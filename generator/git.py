@@ -1,5 +1,5 @@
-"""Thin git helpers for `sync` (GitPython): clone, read files at a revision, commit as the bot,
-push with a lease.
+"""Thin git helpers for `sync` and `release` (GitPython): clone, read files at a revision,
+the versions a clone's history and tags publish, commit and tag as the bot, push with a lease.
 
 The token never reaches git's argv, a remote URL or any config: commands that may talk to a
 remote run with `GIT_ASKPASS` pointing at a throw-away script that prints the token from an
@@ -42,8 +42,7 @@ from generator.build.checkout import refuse_transport
 from generator.errors import FatalError
 from generator.gitfail import redact_urls
 from generator.properties import properties_version
-from generator.sync.tempdirs import owned_temp_dir
-from generator.sync.version import VersionUse
+from generator.tempdirs import owned_temp_dir
 from generator.urls import REFUSAL, check_token_url, no_proxy_with_loopback
 from generator.version import highest, parse, tag_versions
 
@@ -82,7 +81,25 @@ if answer is None:
 print(answer)
 """
 #: The folder holding the `generator` package (a checkout's root, or site-packages).
-_PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class VersionUse:
+    """One place of the library repo where a version is already used (what
+    `versions_in_history` and `versions_at` read, and `generator.sync.version` judges).
+
+    Attributes:
+        version: the `version=` of library.properties there.
+        pin: the ExecuTorch SHA of executorch_pin.txt there (None: no pin file).
+        where: where, for messages: "on main", "at tag 0.2.0", "on the sync branch X".
+        commit: the commit SHA holding it.
+    """
+
+    version: str
+    pin: str | None
+    where: str
+    commit: str
 
 
 #: The bot that commits syncs and tags releases, unless --bot-name/--bot-email say otherwise.

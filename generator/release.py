@@ -10,7 +10,7 @@ Steps (each a function of explicit inputs; `generator.commands.release` runs the
 `generator.urls.refuse_credentials` on `--remote` (before anything), `resolve_commit` and
 `check_on_branch` (which commit), `plan` (the version rules: refuse, create, move, or already
 released), `gather_facts` and `render_notes` (release notes from the commit and the previous
-release tag), `create_tag` and `push_tag` (git, through `generator.sync.git`'s askpass
+release tag), `create_tag` and `push_tag` (git, through `generator.git`'s askpass
 environment), `write_notes`.
 """
 
@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from git import Repo
 
+from generator import git as g
 from generator.atomic import write_atomic
 from generator.compare import (
     UPSTREAM_COMMIT,
@@ -47,7 +48,6 @@ from generator.layout import (
 )
 from generator.markdown import code_list, table
 from generator.properties import properties_version
-from generator.sync import git as g
 from generator.version import highest, is_greater, parse, suggest_next, tag_versions
 
 #: Release tags are `v` + the library.properties version (what the Library Manager indexes).
@@ -278,7 +278,7 @@ def plan(
         tags: the library repo's tags (name -> TagRef).
         retag: whether an existing `v<version>` on another commit may be moved.
         published: tag name -> the version the Library Manager indexes from it
-            (`generator.sync.git.published_versions`: library.properties at the tag, else
+            (`generator.git.published_versions`: library.properties at the tag, else
             the tag's name); None: from the tags' names alone.
     Returns:
         "none" when `v<version>` already tags `commit`; "move" (only with `retag`) when it

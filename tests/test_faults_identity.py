@@ -14,7 +14,7 @@ from github_fake import FakeGitHub
 from sync_fixtures import NAME, OWNER, SHA_OLD, TOKEN, Runner, branch_of, branches, git
 
 from generator.errors import FatalError
-from generator.sync import git as g
+from generator import git as g
 
 BOT_EMAIL = "acme-bot@users.noreply.github.com"
 

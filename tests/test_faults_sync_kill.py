@@ -26,7 +26,7 @@ from sync_fixtures import NAME, OWNER, SHA_OLD, TOKEN, Runner, branch_of, branch
 
 from generator.commands.release import run_release
 from generator.release import ReleaseOptions
-from generator.sync.tempdirs import process_start, remove_stale
+from generator.tempdirs import process_start, remove_stale
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,7 +44,7 @@ from generator.errors import error_handler
 from generator.commands.build import BuildOptions
 from generator.release import ReleaseOptions
 from generator.commands.sync import SyncOptions, run_sync
-from generator.sync import git as g
+from generator import git as g
 from generator.sync.github import GitHubRepo
 
 verb, point, ready, api_url, remote = sys.argv[1:6]

@@ -8,7 +8,8 @@ at the top, in a function (imports deferred to keep start-up light count too), u
 modules (a package `__init__` re-exporting a step) is an ordinary edge; that the
 packages' initialization order works is what the second test shows, by importing each module
 alone in a fresh interpreter. The layers (`NOT_IMPORTED_BY`) are a third test: the shared
-toolchain and the build's steps import nothing of the verbs that run them.
+toolchain and the build's steps import nothing of the verbs that run them, and release
+(`generator.release`, `generator.commands.release`) and sync import nothing of each other.
 """
 
 from __future__ import annotations
@@ -101,7 +102,10 @@ NOT_IMPORTED_BY = {
     "generator.toolchain": ("build", "check", "sync", "commands", "release", "main"),
     "generator.build": ("check", "sync", "commands", "release", "main"),
     "generator.check": ("sync", "commands", "release", "main"),
-    "generator.sync": ("commands", "main"),
+    "generator.sync": ("commands", "release", "main"),
+    # release and sync are verbs side by side: what both use (git, inputs, tempdirs) is shared
+    "generator.release": ("sync", "check", "build", "commands", "main"),
+    "generator.commands.release": ("sync", "commands.sync", "check", "build"),
 }
 
 
@@ -131,6 +135,12 @@ def test_the_layer_rule_finds_an_arrow_up() -> None:
     graph = {"generator.build.render": {"generator.check.linkmodes", "generator.layout"}}
     assert arrows_up(graph) == ["generator.build.render -> generator.check.linkmodes"]
     assert arrows_up({"generator.commands.build": {"generator.check.linkmodes"}}) == []
+    assert arrows_up({"generator.release": {"generator.sync.git", "generator.git"}}) == [
+        "generator.release -> generator.sync.git"
+    ]
+    assert arrows_up({"generator.commands.release": {"generator.sync.inputs"}}) == [
+        "generator.commands.release -> generator.sync.inputs"
+    ]
 
 
 def test_the_cycle_finder_finds_one() -> None:

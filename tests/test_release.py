@@ -25,8 +25,8 @@ from generator.release import (
     push_tag,
     upstream_version_of,
 )
-from generator.sync import git as g
-from generator.sync.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
+from generator import git as g
+from generator.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
 from generator.urls import refuse_credentials
 
 TOKEN = "ghp_ReleaseTestToken0123456789abcdefABCD"

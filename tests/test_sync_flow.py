@@ -37,7 +37,7 @@ from sync_fixtures import (
 
 from generator.cache import default_cache_dir
 from generator.errors import FatalError
-from generator.sync.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
+from generator.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
 
 
 def test_first_sync_opens_a_labelled_pr_from_a_bot_commit(

@@ -1,5 +1,6 @@
 """Scenario tests of `sync`: its inputs (--repo, --api-url, --base, --remote) are checked up
-front, before the network or the repo is touched (`generator.sync.inputs`).
+front, before the network or the repo is touched (`generator.inputs` and
+`generator.sync.inputs`).
 
 A real bare git repo is the library remote, a local fake GitHub (validated against GitHub's
 OpenAPI description) answers the API, a fake build writes a small library with the real

@@ -9,6 +9,7 @@ import pytest
 
 from generator.compare import size_table
 from generator.errors import FatalError
+from generator.git import TOKEN_ENV, VersionUse, git_env
 from generator.properties import properties_version
 from generator.sync.body import (
     PullRequestFacts,
@@ -18,9 +19,7 @@ from generator.sync.body import (
     render_body,
     size_rows,
 )
-from generator.sync.git import TOKEN_ENV, git_env
 from generator.sync.version import (
-    VersionUse,
     check_version_greater,
     check_version_unused,
 )

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
+    from generator.git import GitEnv
     from generator.release import ReleaseOptions, ReleaseResult
-    from generator.sync.git import GitEnv
 
-#: Shown in --help; `generator.sync.git.DEFAULT_BOT_*` are the values (not imported at parse time,
+#: Shown in --help; `generator.git.DEFAULT_BOT_*` are the values (not imported at parse time,
 #: which would load GitPython and PyGithub for every verb).
 _BOT_NAME_HELP = "executorch-arduino-bot"
 _BOT_EMAIL_HELP = "executorch-arduino-bot@users.noreply.github.com"
@@ -66,14 +66,14 @@ def add_release_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser
 def release(args: argparse.Namespace) -> int:
     """Run release with the parsed options; the token comes from GITHUB_TOKEN, which is taken
     out of this process's environment first (git gets it only through the askpass
-    environment of `generator.sync.git.git_env`).
+    environment of `generator.git.git_env`).
 
     Returns:
         0 when the tag was pushed, moved, or already on the commit; refusals and failures
         raise FatalError (exit 1).
     """
+    from generator.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME, Identity
     from generator.release import ReleaseOptions
-    from generator.sync.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME, Identity
 
     token = os.environ.pop("GITHUB_TOKEN", None)
     options = ReleaseOptions(
@@ -124,9 +124,9 @@ def run_release(
     Temporary folders are removed however the run ends (SIGTERM and SIGHUP included); those
     of earlier runs that were killed are removed first and named on `say`.
     """
-    from generator.sync import git as g
-    from generator.sync.inputs import check_repo, clean_token
-    from generator.sync.tempdirs import exit_cleanly_on_signals, remove_stale, work_folder
+    from generator import git as g
+    from generator.inputs import check_repo, clean_token
+    from generator.tempdirs import exit_cleanly_on_signals, remove_stale, work_folder
 
     token = clean_token(token)
     check_repo(options.repo)
@@ -170,9 +170,9 @@ def _release_in(
 ) -> ReleaseResult:
     """The part of `run_release` that works in the folder `work` (see there); `source` says
     where `remote` came from."""
+    from generator import git as g
     from generator import release as r
     from generator.layout import PROPERTIES_FILE
-    from generator.sync import git as g
 
     say(f"cloning the library repo {genv.redact(remote)}")
     lib = g.clone(remote, work / "library", genv, source)

@@ -10,11 +10,12 @@ by the push of our own `sync/` branch and the pull request, and a push is undone
 request then fails. Only once the pull request stands are the other open sync pull requests
 closed and their branches deleted (a failure there is a warning: the new pull request stays).
 
-The steps' modules, in `generator.sync`: `inputs` (token, repo, API URL, base checked up
-front), `git` (thin GitPython helpers, token handling), `tree` (replace generated paths),
-`version` (reused, relabelled or not greater versions refused), `report` (the check report as
-committed), `body` (pull request text), `github` (PyGithub with retries: the sync pull request,
-closed and superseded ones).
+The steps' modules, in `generator.sync`: `inputs` (API URL and base checked up front), `tree`
+(replace generated paths), `version` (reused, relabelled or not greater versions refused),
+`report` (the check report as committed), `body` (pull request text), `github` (PyGithub with
+retries: the sync pull request, closed and superseded ones). Shared with release:
+`generator.inputs` (token and repo checked up front), `generator.git` (thin GitPython helpers,
+token handling), `generator.tempdirs`.
 """
 
 from __future__ import annotations
@@ -32,11 +33,14 @@ from typing import Any, Literal, Protocol
 
 from git import GitCommandError, Repo
 
+from generator import git as g
 from generator.cache import default_cache_dir
 from generator.check.linkmodes import link_modes_markdown, update_sketches
 from generator.commands.build import BuildOptions, BuildResult, build_library, options_from_args
 from generator.commands.check import run_check
 from generator.errors import FatalError
+from generator.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME, SYNC_PREFIX
+from generator.inputs import check_repo, clean_token
 from generator.layout import (
     CHECK_REPORT_FILE,
     CODEGEN_DIR,
@@ -48,7 +52,6 @@ from generator.layout import (
 )
 from generator.lint import lint_library
 from generator.properties import properties_version
-from generator.sync import git as g
 from generator.sync.body import (
     PullRequestFacts,
     commit_message,
@@ -59,7 +62,6 @@ from generator.sync.body import (
     size_rows,
     workflow_token_note,
 )
-from generator.sync.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME, SYNC_PREFIX
 from generator.sync.github import (
     DEFAULT_API_URL,
     SYNC_LABEL,
@@ -69,15 +71,15 @@ from generator.sync.github import (
     SyncPull,
     redact,
 )
-from generator.sync.inputs import check_api_url, check_base, check_repo, clean_token
+from generator.sync.inputs import check_api_url, check_base
 from generator.sync.report import committed_report
-from generator.sync.tempdirs import exit_cleanly_on_signals, remove_stale, work_folder
 from generator.sync.tree import read_texts, replace_generated
 from generator.sync.version import (
     check_not_relabelled,
     check_version_greater,
     check_version_unused,
 )
+from generator.tempdirs import exit_cleanly_on_signals, remove_stale, work_folder
 from generator.urls import display_url, refuse_credentials
 from generator.version import check_explicit_version
 from generator.workflows import installed_drift
@@ -188,7 +190,7 @@ def sync(args: argparse.Namespace) -> int:
 
     GITHUB_TOKEN is taken out of this process's environment first, so nothing sync starts
     (the build, compilers, QEMU, the example binaries) inherits it; git gets it only through
-    the askpass environment `generator.sync.git.git_env` passes to each git command.
+    the askpass environment `generator.git.git_env` passes to each git command.
 
     With `--workflow-token`, the note that CI did not run is appended to
     `$GITHUB_STEP_SUMMARY` when that is set.
@@ -276,13 +278,13 @@ def run_sync(
             left as it was (a push is undone when anything after it fails, even unexpectedly).
             Failing to close a superseded pull request, delete its branch or write the step
             summary is a warning (on `say`), not an error. Also: a bot name or email git would
-            store changed (`generator.sync.git.check_identity`); a URL the token may not go
+            store changed (`generator.git.check_identity`); a URL the token may not go
             to (`generator.urls.token_url_problem`: --remote, the API's clone_url, git's
             rewriting of either, a redirect), refused before the token is sent.
 
     Temporary folders (the work folder, the askpass folder) are removed however the run ends
     (SIGTERM and SIGHUP included); those of earlier runs that were killed are removed first,
-    and named on `say` (`generator.sync.tempdirs`).
+    and named on `say` (`generator.tempdirs`).
     """
     token = clean_token(token)
     check_repo(options.repo)
@@ -429,7 +431,7 @@ def _clone(run: _Run, remote: str, source: str) -> _Clone:
 
     Raises:
         FatalError: the repo has no base branch; a URL git would use takes the token where
-            it may not go (`generator.sync.git.clone`).
+            it may not go (`generator.git.clone`).
     """
     run.say(f"cloning the library repo {run.genv.redact(display_url(remote))}")
     lib = g.clone(remote, run.work / "library", run.genv, source)

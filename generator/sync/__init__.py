@@ -1,7 +1,11 @@
-"""`sync`'s steps: `inputs` (token, repo, API URL, base checked up front), `git` (thin GitPython
-helpers, token handling), `tree` (replace generated paths), `version` (reused, relabelled or
-not greater versions refused), `report` (the check report as committed), `body` (pull request
-text), `github` (PyGithub with retries: the sync pull request, closed and superseded ones).
+"""`sync`'s steps: `inputs` (API URL and base checked up front), `tree` (replace generated
+paths), `version` (reused, relabelled or not greater versions refused), `report` (the check
+report as committed), `body` (pull request text), `github` (PyGithub with retries: the sync
+pull request, closed and superseded ones).
+
+What sync shares with release lives beside this package: `generator.inputs` (token and repo
+checked up front), `generator.git` (thin GitPython helpers, token handling) and
+`generator.tempdirs` (temporary folders a killed run leaves are removed by the next).
 
 The verb that runs them is `generator.commands.sync` (`run_sync`, `SyncOptions`, `SyncResult`).
 """

@@ -13,27 +13,10 @@ issue 294). Published sources are therefore never relabelled. Versions are compa
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from generator.errors import FatalError
+from generator.git import VersionUse
 from generator.version import highest, is_greater, suggest_next, tag_versions
-
-
-@dataclass(frozen=True)
-class VersionUse:
-    """One place of the library repo where a version is already used.
-
-    Attributes:
-        version: the `version=` of library.properties there.
-        pin: the ExecuTorch SHA of executorch_pin.txt there (None: no pin file).
-        where: where, for messages: "on main", "at tag 0.2.0", "on the sync branch X".
-        commit: the commit SHA holding it.
-    """
-
-    version: str
-    pin: str | None
-    where: str
-    commit: str
 
 
 def check_version_unused(
