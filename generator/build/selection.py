@@ -42,9 +42,9 @@ from generator.errors import FatalError
 from generator.layout import CODEGEN_DIR, PRIM_OPS_SOURCE
 
 if TYPE_CHECKING:
-    import et_pte  # extras/tools (mypy_path)
+    import et_registration as et_pte  # extras/tools (mypy_path)
 else:
-    et_pte = import_tool(TOOLS_DIR / "et_pte.py")
+    et_pte = import_tool(TOOLS_DIR / "et_registration.py")
 
 #: The codegen's one registration source, which this step splits (and removes).
 EVERYTHING = "RegisterCodegenUnboxedKernelsEverything.cpp"
