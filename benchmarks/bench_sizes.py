@@ -41,7 +41,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "extras" / "tools"))
 
-import et_pte  # noqa: E402
+import et_model_h  # noqa: E402
 
 EXAMPLES = ("HelloExecuTorch", "AddModel", "KeywordSpotting")
 #: Issue 8's targets, bytes: (variant, example, metric) -> the most allowed.
@@ -104,8 +104,8 @@ def _without_selection(library: Path) -> None:
     """Rewrite every example's model.h without a kernel selection (the fallback registers
     every kernel), keeping the array name and bytes."""
     for header in sorted(library.glob("examples/*/model.h")):
-        data = et_pte.pte_from_model_h(header.read_text())
-        header.write_text(et_pte.model_h(data, source="model.pte"))
+        data = et_model_h.pte_from_model_h(header.read_text())
+        header.write_text(et_model_h.model_h(data, source="model.pte"))
 
 
 def _print_verdicts(verdicts: dict[str, Verdicts]) -> None:
@@ -150,7 +150,7 @@ def main() -> int:
     libraries["every kernel"] = every
     add_pte = work / "AddModel.pte"
     add_pte.write_bytes(
-        et_pte.pte_from_model_h((selected / "examples/AddModel/model.h").read_text())
+        et_model_h.pte_from_model_h((selected / "examples/AddModel/model.h").read_text())
     )
     special = work / "specialised"
     _build(ROOT, special, ref, "--examples", "AddModel", "--ops-from-pte", str(add_pte),

@@ -1,4 +1,4 @@
-"""Fuzz the model.h codec (extras/tools/et_pte.py `pte_from_model_h`) with atheris (not a test).
+"""Fuzz the model.h codec (extras/tools/et_model_h.py `pte_from_model_h`) with atheris (not a test).
 
     python benchmarks/fuzz_model_h.py [--seconds 600] [--work DIR]
 
@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING
 from fuzz_common import ROOT, Target, main
 
 if TYPE_CHECKING:
-    import et_pte  # extras/tools (mypy_path)
+    import et_model_h  # extras/tools (mypy_path)
+    import et_pte
 else:
-    from generator.build.models import et_pte
+    from generator.build.models import et_model_h, et_pte
 
 SEEDS = ROOT / "tests" / "fixtures" / "pte"
 #: Seeds from .pte files up to this size (a model.h is about 7 times its .pte).
@@ -50,11 +51,11 @@ def setup(args: argparse.Namespace) -> Callable[[bytes], None]:
         text = data.decode("utf-8", errors="replace")
         for name in (None, "model_pte"):
             try:
-                pte = et_pte.pte_from_model_h(text, name=name)
+                pte = et_model_h.pte_from_model_h(text, name=name)
             except et_pte.PteError:
                 continue
             if pte:  # model_h refuses empty programs (ValueError, its documented error)
-                again = et_pte.pte_from_model_h(et_pte.model_h(pte, name="a"))
+                again = et_model_h.pte_from_model_h(et_model_h.model_h(pte, name="a"))
                 assert again == pte, "model.h does not read back"
 
     return run
@@ -74,16 +75,16 @@ def seeds(args: argparse.Namespace) -> dict[str, bytes]:
         if len(data) > SEED_PTE_BYTES:
             continue
         kinds = {
-            "plain": et_pte.model_h(data),
-            "selection": et_pte.model_h(data, operators=["aten::add.out"]),
-            "all": et_pte.model_h(data, all_kernels=True),
-            "named": et_pte.model_h(data, name="other_model"),
+            "plain": et_model_h.model_h(data),
+            "selection": et_model_h.model_h(data, operators=["aten::add.out"]),
+            "all": et_model_h.model_h(data, all_kernels=True),
+            "named": et_model_h.model_h(data, name="other_model"),
         }
         out.update({f"{pte.stem}-{k}.h": t.encode() for k, t in kinds.items()})
     return out
 
 
-TARGET = Target("model_h", setup, allowed, seeds, max_len=32 * 1024, instrument=("et_pte",))
+TARGET = Target("model_h", setup, allowed, seeds, max_len=32 * 1024, instrument=("et_model_h",))
 
 if __name__ == "__main__":
     sys.exit(main(TARGET))

@@ -29,10 +29,12 @@ from typing import TYPE_CHECKING
 from fuzz_common import ROOT, Target, main
 
 if TYPE_CHECKING:
-    import et_dtypes  # extras/tools (mypy_path)
-    import et_pte  # extras/tools (mypy_path)
+    import et_checks  # extras/tools (mypy_path)
+    import et_dtypes
+    import et_model_h
+    import et_pte
 else:
-    from generator.build.models import et_dtypes, et_pte
+    from generator.build.models import et_checks, et_dtypes, et_model_h, et_pte
 
 SEEDS = ROOT / "tests" / "fixtures" / "pte"
 #: model.h round trips of larger inputs take most of the time (fuzz_model_h.py fuzzes the codec).
@@ -68,15 +70,15 @@ def setup(args: argparse.Namespace) -> Callable[[bytes], None]:
     def run(data: bytes) -> None:
         program = et_pte.read_program(data, reader)  # PteError: the allowed end
         et_dtypes.kernel_call_dtypes(data, reader)
-        et_pte.check_model(program, KERNELS)
-        et_pte.check_backends(program, ("XnnpackBackend",))
+        et_checks.check_model(program, KERNELS)
+        et_checks.check_backends(program, ("XnnpackBackend",))
         if len(data) > ROUND_TRIP_BYTES:
             return
         try:
-            text = et_pte.model_h(data, operators=program.called_operators)
+            text = et_model_h.model_h(data, operators=program.called_operators)
         except ValueError:
             return  # an operator name that cannot be a C symbol: model_h's own error
-        assert et_pte.pte_from_model_h(text) == data, "model.h does not read back"
+        assert et_model_h.pte_from_model_h(text) == data, "model.h does not read back"
 
     return run
 
@@ -98,8 +100,8 @@ TARGET = Target(
     allowed,
     seeds,
     max_len=64 * 1024,
-    # et_pte, et_dtypes and the reader package (its modules are named _et_pte_reader_<hash>).
-    instrument=("et_pte", "et_dtypes", "_et_pte_reader"),
+    # The tools and the reader package (its modules are named _et_pte_reader_<hash>).
+    instrument=("et_pte", "et_checks", "et_model_h", "et_dtypes", "_et_pte_reader"),
     options=options,
 )
 

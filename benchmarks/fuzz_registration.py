@@ -4,11 +4,11 @@
 
 What reads C++ (and the schema) that upstream and its codegen hand us, each given the input:
 
-- `et_pte.library_kernels` (the model check): the input as a library's codegen registration
+- `et_registration.library_kernels` (the model check): the input as a library's codegen registration
   (`src/executorch/codegen/RegisterKernelsByOperator.cpp`) and as its copy of
   `kernels/prim_ops/register_prim_ops.cpp` (with the fixture's `et_view.cpp` beside it);
-  `et_pte.registered_backends` over that `src/` (the sources calling `register_backend`);
-  their own clear error is `et_pte.RegistrationError`.
+  `et_registration.registered_backends` over that `src/` (the sources calling `register_backend`);
+  their own clear error is `et_registration.RegistrationError`.
 - `generator.build.selection.split_registration` (the kernel-selection step's split of the
   codegen's `RegisterCodegenUnboxedKernelsEverything.cpp`): `FatalError`.
 - `generator.build.reader.file_identifier` and `relative_runtime_imports` (the program reader
@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING
 from fuzz_common import Target, main
 
 if TYPE_CHECKING:
-    import et_pte  # extras/tools (mypy_path)
+    import et_registration  # extras/tools (mypy_path)
 else:
-    from generator.build.models import et_pte
+    from generator.build.models import et_registration
 
 #: The machine's mirror of ExecuTorch (a bare git folder) and the commit the fixtures are of.
 MIRROR = Path("/work/.mirror/pytorch+executorch/repo")
@@ -65,8 +65,8 @@ def setup(args: argparse.Namespace) -> Callable[[bytes], None]:
 
     shm = Path("/dev/shm")
     library = Path(tempfile.mkdtemp(prefix="fuzz-registration-", dir=shm if shm.is_dir() else None))
-    codegen = library / et_pte.LIBRARY_CODEGEN_DIR / "RegisterKernelsByOperator.cpp"
-    prim_ops = library / et_pte.LIBRARY_PRIM_OPS
+    codegen = library / et_registration.LIBRARY_CODEGEN_DIR / "RegisterKernelsByOperator.cpp"
+    prim_ops = library / et_registration.LIBRARY_PRIM_OPS
     codegen.parent.mkdir(parents=True)
     prim_ops.parent.mkdir(parents=True)
     (prim_ops.parent / "et_view.cpp").write_text(ET_VIEW_CPP)
@@ -76,10 +76,10 @@ def setup(args: argparse.Namespace) -> Callable[[bytes], None]:
         for path in (codegen, prim_ops, schema):
             path.write_bytes(data)
         text = data.decode("utf-8", errors="replace")
-        with contextlib.suppress(et_pte.RegistrationError):
-            et_pte.library_kernels(library)
-        with contextlib.suppress(et_pte.RegistrationError):
-            et_pte.registered_backends(library)
+        with contextlib.suppress(et_registration.RegistrationError):
+            et_registration.library_kernels(library)
+        with contextlib.suppress(et_registration.RegistrationError):
+            et_registration.registered_backends(library)
         for step in (
             lambda: split_registration(text),
             lambda: file_identifier(schema),
@@ -138,7 +138,7 @@ TARGET = Target(
     allowed,
     seeds,
     max_len=32 * 1024,
-    instrument=("et_pte", "generator.build.selection", "generator.build.reader"),
+    instrument=("et_registration", "generator.build.selection", "generator.build.reader"),
     options=options,
 )
 

@@ -33,15 +33,20 @@ GENERATED_PATHS: tuple[str, ...] = (
 #: The examples every library ships, in order, unless `--examples` picks a subset.
 EXAMPLES: tuple[str, ...] = ("HelloExecuTorch", "AddModel", "KeywordSpotting")
 
+#: What the library records about itself, for people (library_template/extras/PROVENANCE.txt.jinja).
 PROVENANCE_FILE = "extras/PROVENANCE.txt"
+#: The same facts for programs, JSON (`generator.facts.LibraryFacts.to_json`): ExecuTorch's URL,
+#: pin, ref and upstream version, the library version, the components and their pins, the op
+#: set, the kernels as registered, the prim ops and the examples. Release and sync read it.
+LIBRARY_FACTS_FILE = "extras/library.json"
 #: The generated kernel registration sources live here, below src/.
 CODEGEN_DIR = "src/executorch/codegen"
 #: How a kernel registration source names its operator: `Kernel("aten::add.out", ...` (the
 #: ref's codegen; also ExecuTorch's prim ops). Group `name`: the operator's full name.
-#: Shipped copy: extras/tools/et_pte.py `KERNEL_REGISTRATION` (a test checks they agree).
+#: Shipped copy: extras/tools/et_registration.py `KERNEL_REGISTRATION` (a test checks they agree).
 KERNEL_REGISTRATION = re.compile(r'\bKernel\s*\(\s*"(?P<name>[^"]+)"')
 #: The registration sources of CODEGEN_DIR (the codegen's `RegisterCodegenUnboxedKernels*.cpp`).
-#: Shipped copy: extras/tools/et_pte.py `REGISTRATION_GLOB`.
+#: Shipped copy: extras/tools/et_registration.py `REGISTRATION_GLOB`.
 REGISTRATION_GLOB = "Register*Kernels*.cpp"
 #: ExecuTorch's prim ops registration (always shipped; registers at start-up, not by codegen).
 PRIM_OPS_SOURCE = "src/executorch/kernels/prim_ops/register_prim_ops.cpp"

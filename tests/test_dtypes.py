@@ -14,8 +14,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
 
+import et_checks
 import et_dtypes
 import et_pte
+import et_registration
 from et_fixture import DYNAMIC_ADD, FIXTURE_PTE, XNNPACK_ADD, Upstream
 from reader_fixture import flatc_json, write_wheel_reader
 
@@ -320,9 +322,9 @@ def test_upstream_header_is_read_back() -> None:
 def test_a_header_naming_no_scalar_type_of_executorch_is_refused() -> None:
     # gen_selected_op_variants.py spells uint64 "Uint64", which ExecuTorch does not have.
     text = header_keeping({"add.out": ["Uint64"]})
-    with pytest.raises(et_pte.RegistrationError, match="ScalarType::Uint64 for add.out"):
+    with pytest.raises(et_registration.RegistrationError, match="ScalarType::Uint64 for add.out"):
         et_dtypes.parse_selected_op_variants(text)
-    with pytest.raises(et_pte.RegistrationError, match="not the output of"):
+    with pytest.raises(et_registration.RegistrationError, match="not the output of"):
         et_dtypes.parse_selected_op_variants("#pragma once\n")
 
 
@@ -408,14 +410,14 @@ def selective_library(root: Path, reader_dir: Path, kept: dict[str, list[str]]) 
 
 
 def test_a_library_keeping_every_dtype_adds_no_problem(tmp_path: Path) -> None:
-    result = et_pte.ModelResult("AddModel.pte", str(ADD_MODEL))
+    result = et_checks.ModelResult("AddModel.pte", str(ADD_MODEL))
     assert et_dtypes.library_dtypes(tmp_path) is None
     assert et_dtypes.add_dtype_problems(tmp_path, [result]) == [result]
 
 
 def test_a_model_whose_dtype_is_kept_passes(tmp_path: Path, reader_dir: Path) -> None:
     lib = selective_library(tmp_path, reader_dir, {"add.out": ["Float"]})
-    result = et_pte.ModelResult("AddModel.pte", str(ADD_MODEL))
+    result = et_checks.ModelResult("AddModel.pte", str(ADD_MODEL))
     assert et_dtypes.add_dtype_problems(lib, [result]) == [result]
 
 
@@ -425,7 +427,7 @@ def test_a_dtype_left_out_is_named_with_the_operator(tmp_path: Path, reader_dir:
         reader_dir,
         {"add.out": ["Float"], "dim_order_ops::_clone_dim_order.out": ["Float"]},
     )
-    result = et_pte.ModelResult("KeywordSpotting.pte", str(KEYWORD_SPOTTING))
+    result = et_checks.ModelResult("KeywordSpotting.pte", str(KEYWORD_SPOTTING))
     (checked,) = et_dtypes.add_dtype_problems(lib, [result])
     assert not checked.passed
     (problem,) = checked.problems
@@ -481,7 +483,9 @@ def test_the_generator_model_check_refuses_it(tmp_path: Path, reader_dir: Path) 
 def test_a_selection_without_its_header_is_an_unreadable_library(tmp_path: Path) -> None:
     (tmp_path / et_dtypes.SELECTION_CONFIG).parent.mkdir(parents=True)
     (tmp_path / et_dtypes.SELECTION_CONFIG).write_text(config_header("test"))
-    with pytest.raises(et_pte.RegistrationError, match="selected_op_variants.h cannot be read"):
+    with pytest.raises(
+        et_registration.RegistrationError, match="selected_op_variants.h cannot be read"
+    ):
         et_dtypes.library_dtypes(tmp_path)
 
 

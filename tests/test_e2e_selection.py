@@ -23,7 +23,9 @@ from generator.commands.check import run_check
 from generator.toolchain.objcache import ObjectCache
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
+import et_model_h
 import et_pte
+import et_registration
 
 pytestmark = pytest.mark.e2e
 
@@ -43,8 +45,8 @@ def _registered_in_firmware(library: Path, example: str, tmp_path: Path) -> set[
 
 
 def _rewrite_model_h(header: Path, operators: list[str] | None, name: str = "model_pte") -> None:
-    data = et_pte.pte_from_model_h(header.read_text())
-    header.write_text(et_pte.model_h(data, name=name, operators=operators))
+    data = et_model_h.pte_from_model_h(header.read_text())
+    header.write_text(et_model_h.model_h(data, name=name, operators=operators))
 
 
 def test_each_example_links_only_its_models_kernels(real_main: BuildResult, tmp_path: Path) -> None:
@@ -54,12 +56,12 @@ def test_each_example_links_only_its_models_kernels(real_main: BuildResult, tmp_
     assert _registered_in_firmware(lib, "AddModel", tmp_path) == {"aten_add_out"}
     # HelloExecuTorch never loads a method: no kernel at all.
     assert _registered_in_firmware(lib, "HelloExecuTorch", tmp_path) == set()
-    kws = et_pte.pte_from_model_h((lib / "examples/KeywordSpotting/model.h").read_text())
+    kws = et_model_h.pte_from_model_h((lib / "examples/KeywordSpotting/model.h").read_text())
     reader = et_pte.load_reader(lib / "extras/tools/pte_schema")
     program = et_pte.read_program(kws, reader)
     ops = set(program.called_operators)
     assert _registered_in_firmware(lib, "KeywordSpotting", tmp_path) == {
-        et_pte.kernel_symbol(op) for op in ops
+        et_registration.kernel_symbol(op) for op in ops
     }
     assert len(real_main.op_set) > len(ops) + 1  # the library holds more than both need
 
@@ -74,7 +76,7 @@ def test_two_models_in_one_sketch_register_the_union(
     for example, name in (("AddModel", "add_pte"), ("KeywordSpotting", "kws_pte")):
         header = sketch / f"{name}.h"
         shutil.copyfile(lib / "examples" / example / "model.h", header)
-        data = et_pte.pte_from_model_h(header.read_text())
+        data = et_model_h.pte_from_model_h(header.read_text())
         reader = et_pte.load_reader(lib / "extras/tools/pte_schema")
         ops = et_pte.read_program(data, reader).called_operators
         _rewrite_model_h(header, ops, name=name)
@@ -100,9 +102,9 @@ def test_a_model_h_of_library_0_2_0_still_runs_with_every_kernel(
     _rewrite_model_h(header, None)  # the 0.2.0 header: the array only
     assert "et_arduino" not in header.read_text()
     registered = _registered_in_firmware(lib, "AddModel", tmp_path)
-    prim = {et_pte.kernel_symbol(op) for op in et_pte.registered_prim_ops(
+    prim = {et_registration.kernel_symbol(op) for op in et_registration.registered_prim_ops(
         lib / "src/executorch/kernels/prim_ops/register_prim_ops.cpp")}  # fmt: skip
-    ops = {et_pte.kernel_symbol(op) for op in real_main.op_set}
+    ops = {et_registration.kernel_symbol(op) for op in real_main.op_set}
     assert registered == ops | prim | {"prim_ops"}  # every kernel, and the prim ops table
     report = run_check(lib, examples=["AddModel"], compiler="gcc-arm")
     (example,) = report.to_dict()["examples"]

@@ -21,7 +21,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
 
 import et_dtypes
+import et_model_h
 import et_pte
+import et_registration
 from et_fixture import ET_VIEW_CPP, FIXTURE_PTE
 from reader_fixture import write_wheel_reader
 
@@ -142,7 +144,7 @@ MODEL_H_CASES = (
     ids=MODEL_H_CASES,
 )
 def test_hostile_model_h_is_a_pte_error_at_once(case: str, text: str, message: str) -> None:
-    result, seconds = timed(lambda: et_pte.pte_from_model_h(text))
+    result, seconds = timed(lambda: et_model_h.pte_from_model_h(text))
     assert isinstance(result, et_pte.PteError), (case, result)
     assert message in str(result)
     assert len(str(result)) < 300
@@ -151,12 +153,12 @@ def test_hostile_model_h_is_a_pte_error_at_once(case: str, text: str, message: s
 
 def test_model_h_forms_still_read() -> None:
     text = "const unsigned char model_pte[4] = {1, /* two */ 0x2, 3, // three\n 255};\n"
-    assert et_pte.pte_from_model_h(text) == bytes([1, 2, 3, 255])
-    ours = et_pte.model_h(b"\x0a\x0b", operators=["aten::add.out"])
-    assert et_pte.pte_from_model_h(ours) == b"\x0a\x0b"
-    assert et_pte.pte_from_model_h(ours.replace("2 bytes", "002 bytes")) == b"\x0a\x0b"
+    assert et_model_h.pte_from_model_h(text) == bytes([1, 2, 3, 255])
+    ours = et_model_h.model_h(b"\x0a\x0b", operators=["aten::add.out"])
+    assert et_model_h.pte_from_model_h(ours) == b"\x0a\x0b"
+    assert et_model_h.pte_from_model_h(ours.replace("2 bytes", "002 bytes")) == b"\x0a\x0b"
     with pytest.raises(et_pte.PteError, match="has 2 bytes, its comment says 3"):
-        et_pte.pte_from_model_h(ours.replace("2 bytes", "3 bytes"))
+        et_model_h.pte_from_model_h(ours.replace("2 bytes", "3 bytes"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -174,11 +176,11 @@ KERNEL = 'Kernel("aten::add.out", [](auto& context, auto stack) { stack.size() =
 
 
 def _library(root: Path, codegen: str = KERNEL, prim_ops: str | None = None) -> Path:
-    source = root / et_pte.LIBRARY_CODEGEN_DIR / "RegisterKernelsByOperator.cpp"
+    source = root / et_registration.LIBRARY_CODEGEN_DIR / "RegisterKernelsByOperator.cpp"
     source.parent.mkdir(parents=True)
     source.write_text(codegen)
     if prim_ops is not None:
-        prim = root / et_pte.LIBRARY_PRIM_OPS
+        prim = root / et_registration.LIBRARY_PRIM_OPS
         prim.parent.mkdir(parents=True)
         prim.write_text(prim_ops)
         (prim.parent / "et_view.cpp").write_text(ET_VIEW_CPP)
@@ -218,10 +220,10 @@ def test_hostile_registration_is_read_or_refused_at_once(
     tmp_path: Path, case: str, codegen: str, prim_ops: str | None, expected: Any
 ) -> None:
     library = _library(tmp_path, codegen, prim_ops)
-    result, seconds = timed(lambda: et_pte.library_kernels(library))
+    result, seconds = timed(lambda: et_registration.library_kernels(library))
     assert seconds < FAST_S, (case, seconds)
     if isinstance(expected, str):
-        assert isinstance(result, et_pte.RegistrationError), (case, result)
+        assert isinstance(result, et_registration.RegistrationError), (case, result)
         assert expected in str(result)
         assert len(str(result)) < 400
     elif isinstance(expected, int):
@@ -240,7 +242,7 @@ def test_a_prim_op_takes_the_first_macro_it_calls_that_checks(tmp_path: Path) ->
         'Kernel("p::through_c", [](){ C(x); })\n'
         'Kernel("p::view", et_view)\n'
     )
-    kernels = et_pte.library_kernels(_library(tmp_path, KERNEL, prim_ops))
+    kernels = et_registration.library_kernels(_library(tmp_path, KERNEL, prim_ops))
     assert kernels == {"aten::add.out": 3, "p::b_then_a": 2, "p::through_c": 5, "p::view": 3}
 
 

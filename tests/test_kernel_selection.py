@@ -1,4 +1,4 @@
-"""Kernel selection (generator/build/selection.py + et_pte.kernel_selection_h), linked for real.
+"""Kernel selection (generator/build/selection.py + et_model_h.kernel_selection_h), linked for real.
 
 A miniature library in the layout of ExecuTorch's generated registration (the codegen's
 template, the prim ops table, the registry's `get_registered_kernels`) goes through
@@ -21,7 +21,8 @@ from generator.build.selection import apply_kernel_selection, split_registration
 from generator.errors import FatalError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
-import et_pte
+import et_model_h
+import et_registration
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs the host g++")
 
@@ -222,7 +223,7 @@ def _link_and_run(
 
 
 def _model_h(*ops: str, name: str = "model_pte") -> str:
-    return et_pte.model_h(b"\x00", name=name, operators=list(ops))
+    return et_model_h.model_h(b"\x00", name=name, operators=list(ops))
 
 
 def test_a_model_calling_only_add_links_no_mul_kernel(archive: Path, tmp_path: Path) -> None:
@@ -252,7 +253,7 @@ def test_two_models_register_the_union(archive: Path, tmp_path: Path) -> None:
 
 
 def test_an_old_style_model_h_registers_every_kernel(archive: Path, tmp_path: Path) -> None:
-    old = et_pte.model_h(b"\x00")  # no operators: the header of library 0.2.0
+    old = et_model_h.model_h(b"\x00")  # no operators: the header of library 0.2.0
     assert "et_arduino" not in old
     registered, symbols = _link_and_run(archive, tmp_path, {"model.h": old}, loads=True)
     assert sorted(registered) == [
@@ -271,7 +272,7 @@ def test_an_all_kernels_model_h_beside_a_selecting_one_registers_every_kernel(
     # selects add only: every kernel registers, not just add.
     headers = {
         "model.h": _model_h("aten::add.out"),
-        "other.h": et_pte.model_h(b"\x00", name="other_pte", all_kernels=True),
+        "other.h": et_model_h.model_h(b"\x00", name="other_pte", all_kernels=True),
     }
     registered, _ = _link_and_run(archive, tmp_path, headers, loads=True)
     assert sorted(registered) == [
@@ -283,7 +284,7 @@ def test_an_all_kernels_model_h_beside_a_selecting_one_registers_every_kernel(
 
 
 def test_a_sketch_that_never_loads_a_method_links_no_kernel(archive: Path, tmp_path: Path) -> None:
-    for header in (_model_h("aten::add.out", "aten::mul.out"), et_pte.model_h(b"\x00")):
+    for header in (_model_h("aten::add.out", "aten::mul.out"), et_model_h.model_h(b"\x00")):
         registered, symbols = _link_and_run(archive, tmp_path, {"model.h": header}, loads=False)
         assert registered == []
         assert "native::add_out" not in symbols and "native::mul_out" not in symbols
@@ -305,11 +306,13 @@ def test_without_the_archive_every_kernel_registers(archive: Path, tmp_path: Pat
 
 
 def test_kernel_symbols_are_c_identifiers() -> None:
-    assert et_pte.kernel_symbol("aten::add.out") == "aten_add_out"
-    assert et_pte.kernel_symbol("cortex_m::quantized_add.out") == "cortex_m_quantized_add_out"
-    assert et_pte.kernel_symbol("aten::_softmax.out") == "aten__softmax_out"
+    assert et_registration.kernel_symbol("aten::add.out") == "aten_add_out"
+    assert (
+        et_registration.kernel_symbol("cortex_m::quantized_add.out") == "cortex_m_quantized_add_out"
+    )
+    assert et_registration.kernel_symbol("aten::_softmax.out") == "aten__softmax_out"
     with pytest.raises(ValueError, match="cannot be a kernel selection symbol"):
-        et_pte.kernel_symbol("::.")
+        et_registration.kernel_symbol("::.")
 
 
 def test_a_changed_codegen_layout_is_named() -> None:

@@ -13,7 +13,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
 
+import et_checks
+import et_model_h
 import et_pte
+import et_registration
 from et_fixture import (
     DYNAMIC_ADD,
     ET_VIEW_CPP,
@@ -151,7 +154,7 @@ def make_library(
         folder = root / "examples" / example
         folder.mkdir(parents=True)
         (folder / f"{example}.ino").write_text('#include "model.h"\n')
-        (folder / "model.h").write_text(et_pte.model_h(pte.read_bytes(), source="model.pte"))
+        (folder / "model.h").write_text(et_model_h.model_h(pte.read_bytes(), source="model.pte"))
     return root
 
 
@@ -171,14 +174,14 @@ def test_registered_kernels_reads_the_codegen_format(tmp_path: Path) -> None:
     (tmp_path / "RegisterCodegenUnboxedKernelsEverything.cpp").write_text(
         registration_cpp(KERNELS_AT_CFF6F4DD)
     )
-    assert et_pte.registered_kernels(tmp_path) == KERNELS_AT_CFF6F4DD
+    assert et_registration.registered_kernels(tmp_path) == KERNELS_AT_CFF6F4DD
 
 
 def test_registered_kernels_accepts_the_same_registration_twice(tmp_path: Path) -> None:
     text = registration_cpp({"aten::add.out": 5})
     (tmp_path / "RegisterCodegenUnboxedKernelsEverything.cpp").write_text(text)
     (tmp_path / "RegisterCodegenUnboxedKernels_0.cpp").write_text(text)
-    assert et_pte.registered_kernels(tmp_path) == {"aten::add.out": 5}
+    assert et_registration.registered_kernels(tmp_path) == {"aten::add.out": 5}
 
 
 def test_registered_kernels_with_a_kernel_key_string(tmp_path: Path) -> None:
@@ -186,29 +189,33 @@ def test_registered_kernels_with_a_kernel_key_string(tmp_path: Path) -> None:
         '"aten::add.out",\n', '"aten::add.out",\n        "v1/6;0,1,2,3|6;0,1,2,3",\n'
     )
     (tmp_path / "RegisterKernelsEverything.cpp").write_text(text)
-    assert et_pte.registered_kernels(tmp_path) == {"aten::add.out": 5}
+    assert et_registration.registered_kernels(tmp_path) == {"aten::add.out": 5}
 
 
 def test_no_registration_sources_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "RegisterKernels.h").write_text("")
-    with pytest.raises(et_pte.RegistrationError, match=r"no kernel registration sources"):
-        et_pte.registered_kernels(tmp_path)
+    with pytest.raises(et_registration.RegistrationError, match=r"no kernel registration sources"):
+        et_registration.registered_kernels(tmp_path)
 
 
 def test_sources_without_kernels_mean_the_format_changed(tmp_path: Path) -> None:
     (tmp_path / "RegisterCodegenUnboxedKernelsEverything.cpp").write_text(
         'static Kernel kernels_to_register[] = {\n  make_kernel("aten::add.out", 5),\n};\n'
     )
-    with pytest.raises(et_pte.RegistrationError, match=r"codegen format changed.*not a passing"):
-        et_pte.registered_kernels(tmp_path)
+    with pytest.raises(
+        et_registration.RegistrationError, match=r"codegen format changed.*not a passing"
+    ):
+        et_registration.registered_kernels(tmp_path)
 
 
 def test_a_kernel_without_its_stack_check_means_the_format_changed(tmp_path: Path) -> None:
     text = registration_cpp({"aten::add.out": 5, "aten::mul.out": 4})
     text = text.replace("stack.size() == 4", "stack.size() >= 4")
     (tmp_path / "RegisterCodegenUnboxedKernelsEverything.cpp").write_text(text)
-    with pytest.raises(et_pte.RegistrationError, match=r"aten::mul\.out has no `stack\.size"):
-        et_pte.registered_kernels(tmp_path)
+    with pytest.raises(
+        et_registration.RegistrationError, match=r"aten::mul\.out has no `stack\.size"
+    ):
+        et_registration.registered_kernels(tmp_path)
 
 
 def test_conflicting_registrations_are_an_error(tmp_path: Path) -> None:
@@ -218,8 +225,10 @@ def test_conflicting_registrations_are_an_error(tmp_path: Path) -> None:
     (tmp_path / "RegisterCodegenUnboxedKernels_0.cpp").write_text(
         registration_cpp({"aten::add.out": 4})
     )
-    with pytest.raises(et_pte.RegistrationError, match=r"aten::add\.out is registered with"):
-        et_pte.registered_kernels(tmp_path)
+    with pytest.raises(
+        et_registration.RegistrationError, match=r"aten::add\.out is registered with"
+    ):
+        et_registration.registered_kernels(tmp_path)
 
 
 # --- registered_prim_ops ----------------------------------------------------------------
@@ -229,43 +238,48 @@ def test_prim_ops_are_read_in_each_of_upstreams_shapes(tmp_path: Path) -> None:
     # A lambda with its own stack check, one checking through nested macros, and a function
     # defined in et_view.cpp beside it.
     source = write_prim_ops(tmp_path)
-    assert et_pte.registered_prim_ops(source) == FIXTURE_PRIM_OPS
+    assert et_registration.registered_prim_ops(source) == FIXTURE_PRIM_OPS
 
 
 def test_a_library_without_prim_ops_registers_none(tmp_path: Path) -> None:
-    assert et_pte.registered_prim_ops(tmp_path / "register_prim_ops.cpp") == {}
+    assert et_registration.registered_prim_ops(tmp_path / "register_prim_ops.cpp") == {}
 
 
 def test_prim_ops_without_a_kernel_mean_the_format_changed(tmp_path: Path) -> None:
     source = write_prim_ops(tmp_path, "static Kernel prim_ops[] = {};\n")
-    with pytest.raises(et_pte.RegistrationError, match=r"prim ops format changed.*not a passing"):
-        et_pte.registered_prim_ops(source)
+    with pytest.raises(
+        et_registration.RegistrationError, match=r"prim ops format changed.*not a passing"
+    ):
+        et_registration.registered_prim_ops(source)
 
 
 def test_a_prim_op_without_its_stack_check_means_the_format_changed(tmp_path: Path) -> None:
     source = write_prim_ops(tmp_path, PRIM_OPS_CPP.replace("ALGEBRA_ET_PRIM_OP(*,", "other(*,"))
     with pytest.raises(
-        et_pte.RegistrationError, match=r"prim op executorch_prim::mul\.Scalar has no `stack"
+        et_registration.RegistrationError,
+        match=r"prim op executorch_prim::mul\.Scalar has no `stack",
     ):
-        et_pte.registered_prim_ops(source)
+        et_registration.registered_prim_ops(source)
 
 
 def test_library_kernels_are_the_codegen_kernels_and_the_prim_ops(tmp_path: Path) -> None:
     lib = make_library(tmp_path / "lib", {"aten::add.out": 5}, prim_ops=True)
-    assert et_pte.library_kernels(lib) == {"aten::add.out": 5, **FIXTURE_PRIM_OPS}
+    assert et_registration.library_kernels(lib) == {"aten::add.out": 5, **FIXTURE_PRIM_OPS}
 
 
 def test_an_operator_registered_twice_is_an_error(tmp_path: Path) -> None:
     lib = make_library(tmp_path / "lib", {"aten::sym_size.int": 3}, prim_ops=True)
-    with pytest.raises(et_pte.RegistrationError, match=r"aten::sym_size\.int registered by both"):
-        et_pte.library_kernels(lib)
+    with pytest.raises(
+        et_registration.RegistrationError, match=r"aten::sym_size\.int registered by both"
+    ):
+        et_registration.library_kernels(lib)
 
 
 def test_a_model_calling_prim_ops_runs_on_a_library_that_ships_them(tmp_path: Path) -> None:
     lib = make_library(
         tmp_path / "lib", DYNAMIC_ADD_KERNELS, prim_ops=True, models={"AddModel": DYNAMIC_ADD}
     )
-    (result,) = et_pte.check_library(lib)
+    (result,) = et_checks.check_library(lib)
     assert result.passed, [p.message for p in result.problems]
     assert result.kernel_calls == 7
     assert set(result.operators) == DYNAMIC_ADD_KERNELS.keys() | FIXTURE_PRIM_OPS.keys()
@@ -273,7 +287,7 @@ def test_a_model_calling_prim_ops_runs_on_a_library_that_ships_them(tmp_path: Pa
 
 def test_prim_ops_a_library_lacks_are_named_with_what_to_do(tmp_path: Path) -> None:
     lib = make_library(tmp_path / "lib", DYNAMIC_ADD_KERNELS, models={"AddModel": DYNAMIC_ADD})
-    (result,) = et_pte.check_library(lib)
+    (result,) = et_checks.check_library(lib)
     messages = {p.to_dict()["operator"]: p.message for p in result.problems}
     assert sorted(messages) == sorted(FIXTURE_PRIM_OPS)
     # executorch_prim:: ops come from the library's register_prim_ops.cpp, never its op set:
@@ -306,7 +320,7 @@ def write_sources(library: Path, files: dict[str, str]) -> Path:
 
 
 def test_a_library_with_only_the_backend_api_registers_no_backend(tmp_path: Path) -> None:
-    assert et_pte.registered_backends(write_sources(tmp_path, RUNTIME_BACKEND_API)) == ()
+    assert et_registration.registered_backends(write_sources(tmp_path, RUNTIME_BACKEND_API)) == ()
 
 
 def test_backend_registrations_are_read_in_upstreams_shapes(tmp_path: Path) -> None:
@@ -331,7 +345,11 @@ def test_backend_registrations_are_read_in_upstreams_shapes(tmp_path: Path) -> N
             ),
         },
     )
-    assert et_pte.registered_backends(lib) == ("StubBackend", "VgfBackend", "XnnpackBackend")
+    assert et_registration.registered_backends(lib) == (
+        "StubBackend",
+        "VgfBackend",
+        "XnnpackBackend",
+    )
 
 
 def test_a_backend_id_that_cannot_be_read_is_an_error(tmp_path: Path) -> None:
@@ -339,15 +357,17 @@ def test_a_backend_id_that_cannot_be_read_is_an_error(tmp_path: Path) -> None:
         tmp_path,
         {"src/odd/Odd.cpp": "static auto ok = register_backend(make_backend());\n"},
     )
-    with pytest.raises(et_pte.RegistrationError, match=r"Odd\.cpp registers a backend .* not a"):
-        et_pte.registered_backends(lib)
+    with pytest.raises(
+        et_registration.RegistrationError, match=r"Odd\.cpp registers a backend .* not a"
+    ):
+        et_registration.registered_backends(lib)
 
 
 def test_a_delegate_to_an_unregistered_backend_is_named(reader: et_pte.ProgramReader) -> None:
     program = et_pte.read_program(XNNPACK_ADD.read_bytes(), reader)
     assert program.methods[0].delegates == ("XnnpackBackend",)
-    (problem,) = et_pte.check_backends(program, ())
-    assert problem == et_pte.MissingBackend("forward", "XnnpackBackend", (), 1)
+    (problem,) = et_checks.check_backends(program, ())
+    assert problem == et_checks.MissingBackend("forward", "XnnpackBackend", (), 1)
     message = problem.message
     assert message.startswith("delegates to backend XnnpackBackend, which the library does not")
     assert "it registers no backend" in message
@@ -355,8 +375,8 @@ def test_a_delegate_to_an_unregistered_backend_is_named(reader: et_pte.ProgramRe
     assert '"Backend XnnpackBackend is not registered."' in message
     assert "without the partitioner" in message and "--ops-from-pte" in message
     assert problem.to_dict()["code"] == 0x20
-    assert et_pte.check_backends(program, ("XnnpackBackend",)) == []
-    other = et_pte.check_backends(program, ("VgfBackend",))[0].message
+    assert et_checks.check_backends(program, ("XnnpackBackend",)) == []
+    other = et_checks.check_backends(program, ("VgfBackend",))[0].message
     assert "it registers VgfBackend" in other
 
 
@@ -364,7 +384,7 @@ def test_check_library_fails_a_delegated_model(tmp_path: Path) -> None:
     kernels = {"dim_order_ops::_to_dim_order_copy.out": 5}
     lib = make_library(tmp_path / "lib", kernels, models={"AddModel": XNNPACK_ADD})
     write_sources(lib, RUNTIME_BACKEND_API)
-    (result,) = et_pte.check_library(lib)
+    (result,) = et_checks.check_library(lib)
     assert not result.passed
     assert result.delegates == ("XnnpackBackend",)
     assert [type(p).__name__ for p in result.problems] == ["MissingBackend"]
@@ -379,7 +399,7 @@ def test_check_library_fails_a_delegated_model(tmp_path: Path) -> None:
             )
         },
     )
-    assert et_pte.check_library(lib)[0].passed
+    assert et_checks.check_library(lib)[0].passed
 
 
 # --- check_model ------------------------------------------------------------------------
@@ -390,14 +410,14 @@ def test_models_match_the_registration_of_their_own_commit(
     pte: Path, reader: et_pte.ProgramReader
 ) -> None:
     program = et_pte.read_program(pte.read_bytes(), reader)
-    assert et_pte.check_model(program, KERNELS_AT_CFF6F4DD) == []
+    assert et_checks.check_model(program, KERNELS_AT_CFF6F4DD) == []
 
 
 def test_missing_operator_is_operator_missing(reader: et_pte.ProgramReader) -> None:
     program = et_pte.read_program(KEYWORD_SPOTTING.read_bytes(), reader)
-    problems = et_pte.check_model(program, without("cortex_m::pad.out"))
+    problems = et_checks.check_model(program, without("cortex_m::pad.out"))
     assert problems == [
-        et_pte.Problem("forward", "cortex_m::pad.out", "OperatorMissing", 0x14, 6, None, 1)
+        et_checks.Problem("forward", "cortex_m::pad.out", "OperatorMissing", 0x14, 6, None, 1)
     ]
     message = problems[0].message
     assert "cortex_m::pad.out is not registered in the library" in message
@@ -410,9 +430,9 @@ def test_missing_operator_is_operator_missing(reader: et_pte.ProgramReader) -> N
 def test_argument_count_mismatch_names_both_counts(reader: et_pte.ProgramReader) -> None:
     program = et_pte.read_program(KEYWORD_SPOTTING.read_bytes(), reader)
     kernels = dict(KERNELS_AT_CFF6F4DD, **{"cortex_m::quantized_conv2d.out": 16})
-    problems = et_pte.check_model(program, kernels)
+    problems = et_checks.check_model(program, kernels)
     assert problems == [
-        et_pte.Problem(
+        et_checks.Problem(
             "forward", "cortex_m::quantized_conv2d.out", "InvalidProgram", 0x23, 15, 16, 4
         )
     ]
@@ -429,7 +449,7 @@ def test_every_problem_is_reported_in_call_order(reader: et_pte.ProgramReader) -
     program = et_pte.read_program(KEYWORD_SPOTTING.read_bytes(), reader)
     kernels = without("cortex_m::quantized_linear.out")
     kernels["cortex_m::quantize_per_tensor.out"] = 7
-    problems = et_pte.check_model(program, kernels)
+    problems = et_checks.check_model(program, kernels)
     assert [(p.operator, p.error, p.model_args, p.library_args) for p in problems] == [
         ("cortex_m::quantize_per_tensor.out", "InvalidProgram", 8, 7),
         ("cortex_m::quantized_linear.out", "OperatorMissing", 13, None),
@@ -441,7 +461,7 @@ def test_every_problem_is_reported_in_call_order(reader: et_pte.ProgramReader) -
 
 def test_check_library_passes_a_matching_library(tmp_path: Path) -> None:
     lib = make_library(tmp_path / "ExecuTorch", KERNELS_AT_CFF6F4DD)
-    results = et_pte.check_library(lib)
+    results = et_checks.check_library(lib)
     assert [r.name for r in results] == ["AddModel", "HelloExecuTorch", "KeywordSpotting"]
     assert all(r.passed for r in results)
     kws = results[2]
@@ -451,7 +471,9 @@ def test_check_library_passes_a_matching_library(tmp_path: Path) -> None:
     assert kws.operators == tuple(
         sorted(KERNELS_AT_CFF6F4DD.keys() - {"aten::add.out", "cortex_m::quantized_max_pool2d.out"})
     )
-    assert [r.name for r in et_pte.check_library(lib, ["KeywordSpotting"])] == ["KeywordSpotting"]
+    assert [r.name for r in et_checks.check_library(lib, ["KeywordSpotting"])] == [
+        "KeywordSpotting"
+    ]
 
 
 def test_check_library_reports_unreadable_models(tmp_path: Path) -> None:
@@ -461,7 +483,7 @@ def test_check_library_reports_unreadable_models(tmp_path: Path) -> None:
         header.read_text().replace("0x45, 0x54, 0x31, 0x32", "0x45, 0x54, 0x31, 0x31")
     )
     (lib / "examples" / "HelloExecuTorch" / "model.h").unlink()
-    results = {r.name: r for r in et_pte.check_library(lib)}
+    results = {r.name: r for r in et_checks.check_library(lib)}
     assert "SHA-256 differs" in results["AddModel"].error
     assert "cannot read examples/HelloExecuTorch/model.h" in results["HelloExecuTorch"].error
     assert not results["AddModel"].passed and not results["HelloExecuTorch"].passed
@@ -471,7 +493,7 @@ def test_check_library_reports_unreadable_models(tmp_path: Path) -> None:
 def test_check_library_unknown_example(tmp_path: Path) -> None:
     lib = make_library(tmp_path / "lib", KERNELS_AT_CFF6F4DD)
     with pytest.raises(et_pte.EtPteError, match=r"no example Blink in .*its examples are AddModel"):
-        et_pte.check_library(lib, ["Blink"])
+        et_checks.check_library(lib, ["Blink"])
 
 
 def run_check_models(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -652,7 +674,7 @@ def test_generator_imports_et_pte_by_path() -> None:
 def test_generator_write_model_header(tmp_path: Path) -> None:
     out = tmp_path / "examples" / "AddModel" / "model.h"
     assert models.write_model_header(ADD_MODEL, out) == 1156
-    assert out.read_text() == et_pte.model_h(ADD_MODEL.read_bytes(), source="AddModel.pte")
+    assert out.read_text() == et_model_h.model_h(ADD_MODEL.read_bytes(), source="AddModel.pte")
     assert [p.name for p in out.parent.iterdir()] == ["model.h"]  # no temp file left
     with pytest.raises(FatalError, match="not a C identifier"):
         models.write_model_header(ADD_MODEL, tmp_path / "x.h", name="model-pte")

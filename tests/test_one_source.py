@@ -26,7 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "extras" / "tools"
 sys.path.insert(0, str(TOOLS))
 
-import et_pte  # noqa: E402  (extras/tools, on sys.path above)
+import et_checks  # noqa: E402  (extras/tools, on sys.path above)
+import et_model_h  # noqa: E402
+import et_pte  # noqa: E402
+import et_registration  # noqa: E402
 import pte_to_header  # noqa: E402
 
 # --- the shipped tools' copies -----------------------------------------------------------
@@ -36,24 +39,37 @@ import pte_to_header  # noqa: E402
     ("copy", "source"),
     [
         (et_pte.LIBRARY_READER_DIR, build_reader.READER_DIR),
-        (et_pte.LIBRARY_CODEGEN_DIR, layout.CODEGEN_DIR),
-        (et_pte.LIBRARY_PRIM_OPS, layout.PRIM_OPS_SOURCE),
-        (et_pte.MODEL_HEADER, layout.MODEL_HEADER),
-        (et_pte.MODEL_ARRAY, layout.MODEL_ARRAY),
-        (et_pte.REGISTRATION_GLOB, layout.REGISTRATION_GLOB),
+        (et_registration.LIBRARY_CODEGEN_DIR, layout.CODEGEN_DIR),
+        (et_registration.LIBRARY_PRIM_OPS, layout.PRIM_OPS_SOURCE),
+        (et_model_h.MODEL_HEADER, layout.MODEL_HEADER),
+        (et_model_h.MODEL_ARRAY, layout.MODEL_ARRAY),
+        (et_registration.REGISTRATION_GLOB, layout.REGISTRATION_GLOB),
     ],
 )
-def test_et_pte_names_match_the_generator(copy: str, source: str) -> None:
+def test_the_tools_names_match_the_generator(copy: str, source: str) -> None:
     assert copy == source
 
 
 def test_the_examples_folder_is_a_generated_path() -> None:
-    assert et_pte.LIBRARY_EXAMPLES_DIR in layout.GENERATED_PATHS
+    assert et_checks.LIBRARY_EXAMPLES_DIR in layout.GENERATED_PATHS
+
+
+def test_each_tool_name_is_defined_in_one_module() -> None:
+    # et_pte.py was split by concern: no name lives in two of the modules (no re-exports).
+    modules = (et_pte, et_registration, et_model_h, et_checks)
+    owners: dict[str, list[str]] = {}
+    for module in modules:
+        for name in module.__all__:
+            assert hasattr(module, name), (module.__name__, name)
+            owners.setdefault(name, []).append(module.__name__)
+    assert {n: o for n, o in owners.items() if len(o) > 1} == {}
+    assert "kernel_symbol" in et_registration.__all__ and "model_h" in et_model_h.__all__
+    assert not hasattr(et_pte, "kernel_symbol") and not hasattr(et_pte, "check_library")
 
 
 def test_one_kernel_registration_pattern() -> None:
-    assert et_pte.KERNEL_REGISTRATION.pattern == layout.KERNEL_REGISTRATION.pattern
-    assert et_pte.KERNEL_REGISTRATION.flags == layout.KERNEL_REGISTRATION.flags
+    assert et_registration.KERNEL_REGISTRATION.pattern == layout.KERNEL_REGISTRATION.pattern
+    assert et_registration.KERNEL_REGISTRATION.flags == layout.KERNEL_REGISTRATION.flags
     # What the ref's codegen writes (codegen/templates/RegisterCodegenUnboxedKernels.cpp).
     text = 'Kernel(\n    "aten::add.out",\n    [](KernelRuntimeContext& c, Span<EValue*> s) {'
     assert layout.KERNEL_REGISTRATION.findall(text) == ["aten::add.out"]

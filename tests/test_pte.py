@@ -19,6 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
 
+import et_model_h
 import et_pte
 from et_fixture import FIXTURE_PTE, XNNPACK_ADD
 from reader_fixture import flatc_binary, flatc_json, write_wheel_reader
@@ -349,7 +350,7 @@ def test_shared_offsets_cannot_make_reading_explode(reader: et_pte.ProgramReader
 
 def test_model_h_declares_an_aligned_const_array_and_its_size() -> None:
     data = ADD_MODEL.read_bytes()
-    text = et_pte.model_h(data, source="AddModel.pte")
+    text = et_model_h.model_h(data, source="AddModel.pte")
     assert "alignas(16) const uint8_t model_pte[] = {" in text
     assert "const size_t model_pte_size = sizeof(model_pte);" in text
     assert "section" not in text and "__attribute__" not in text and "PROGMEM" not in text
@@ -359,57 +360,57 @@ def test_model_h_declares_an_aligned_const_array_and_its_size() -> None:
         "538f335dc151a14ee758e69d9bb2113eda66e1bd3346e20db603258cf8a05832"
     ) in text
     assert "0x3c, 0x00, 0x00, 0x00, 0x45, 0x54, 0x31, 0x32," in text  # root offset, "ET12"
-    assert text == et_pte.model_h(data, source="AddModel.pte")  # deterministic
+    assert text == et_model_h.model_h(data, source="AddModel.pte")  # deterministic
 
 
 @pytest.mark.parametrize("pte", [ADD_MODEL, KEYWORD_SPOTTING], ids=lambda p: p.stem)
 def test_model_h_round_trips_to_the_exact_bytes(pte: Path) -> None:
     data = pte.read_bytes()
-    assert et_pte.pte_from_model_h(et_pte.model_h(data)) == data
-    text = et_pte.model_h(data, name="kws_model")
+    assert et_model_h.pte_from_model_h(et_model_h.model_h(data)) == data
+    text = et_model_h.model_h(data, name="kws_model")
     assert "const size_t kws_model_size = sizeof(kws_model);" in text
-    assert et_pte.pte_from_model_h(text) == data
-    assert et_pte.pte_from_model_h(text, name="kws_model") == data
+    assert et_model_h.pte_from_model_h(text) == data
+    assert et_model_h.pte_from_model_h(text, name="kws_model") == data
 
 
 @pytest.mark.parametrize("name", ["", "1model", "my-model", "model pte", "int", "sizeof", "é"])
 def test_model_h_rejects_names_that_are_not_c_identifiers(name: str) -> None:
     with pytest.raises(ValueError, match="not a C identifier"):
-        et_pte.model_h(b"\0" * 8, name=name)
+        et_model_h.model_h(b"\0" * 8, name=name)
 
 
 def test_model_h_rejects_multiline_source_and_empty_input() -> None:
     with pytest.raises(ValueError, match="one line"):
-        et_pte.model_h(b"\0" * 8, source="a.pte\n#include <evil>")
+        et_model_h.model_h(b"\0" * 8, source="a.pte\n#include <evil>")
     with pytest.raises(ValueError, match=r"^x\.pte is empty"):
-        et_pte.model_h(b"", source="x.pte")
+        et_model_h.model_h(b"", source="x.pte")
 
 
 def test_pte_from_model_h_detects_an_edited_header() -> None:
-    text = et_pte.model_h(ADD_MODEL.read_bytes())
+    text = et_model_h.model_h(ADD_MODEL.read_bytes())
     edited = text.replace("0x45, 0x54, 0x31, 0x32", "0x45, 0x54, 0x31, 0x33", 1)
     with pytest.raises(et_pte.PteError, match="SHA-256 differs"):
-        et_pte.pte_from_model_h(edited)
+        et_model_h.pte_from_model_h(edited)
     lines = text.splitlines()
     shortened = "\n".join(line for i, line in enumerate(lines) if i != 20)
     with pytest.raises(et_pte.PteError, match="has 1140 bytes, its comment says 1156"):
-        et_pte.pte_from_model_h(shortened)
+        et_model_h.pte_from_model_h(shortened)
 
 
 def test_pte_from_model_h_reads_headers_without_a_digest() -> None:
     text = "alignas(16) static const uint8_t model_pte[] = {\n    0x01,0x02, 255, // end\n};\n"
-    assert et_pte.pte_from_model_h(text) == b"\x01\x02\xff"
+    assert et_model_h.pte_from_model_h(text) == b"\x01\x02\xff"
     with pytest.raises(et_pte.PteError, match="no array 'other' found"):
-        et_pte.pte_from_model_h(text, name="other")
+        et_model_h.pte_from_model_h(text, name="other")
     with pytest.raises(et_pte.PteError, match="'256' is not a byte"):
-        et_pte.pte_from_model_h("const uint8_t a[] = {256};")
+        et_model_h.pte_from_model_h("const uint8_t a[] = {256};")
 
 
 def test_model_h_compiles_to_16_byte_aligned_rodata(tmp_path: Path) -> None:
     gxx = shutil.which("arm-none-eabi-g++")
     if gxx is None:
         pytest.skip("arm-none-eabi-g++ is not installed")
-    (tmp_path / "model.h").write_text(et_pte.model_h(ADD_MODEL.read_bytes()))
+    (tmp_path / "model.h").write_text(et_model_h.model_h(ADD_MODEL.read_bytes()))
     (tmp_path / "use.cpp").write_text(
         '#include "model.h"\n'
         "const uint8_t* data() { return model_pte; }\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
 
-import et_pte
+import et_model_h
 from et_fixture import FIXTURE_PTE, XNNPACK_ADD
 from reader_fixture import wheel_schema, write_wheel_reader
 
@@ -56,7 +56,9 @@ def test_writes_model_h_from_any_cwd(tmp_path: Path) -> None:
     result = run(TOOLS / "pte_to_header.py", ADD_MODEL, "-o", "out/model.h", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     text = (tmp_path / "out" / "model.h").read_text()
-    assert text == et_pte.model_h(ADD_MODEL.read_bytes(), source="AddModel.pte", all_kernels=True)
+    assert text == et_model_h.model_h(
+        ADD_MODEL.read_bytes(), source="AddModel.pte", all_kernels=True
+    )
     assert result.stdout.startswith("out/model.h: model_pte[1156] from AddModel.pte")
 
 
@@ -65,14 +67,14 @@ def test_default_output_is_model_h_in_cwd(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     text = (tmp_path / "model.h").read_text()
     assert "alignas(16) const uint8_t kws[] = {" in text
-    assert et_pte.pte_from_model_h(text) == KEYWORD_SPOTTING.read_bytes()
+    assert et_model_h.pte_from_model_h(text) == KEYWORD_SPOTTING.read_bytes()
 
 
 def test_stdout_output(tmp_path: Path) -> None:
     result = run(TOOLS / "pte_to_header.py", ADD_MODEL, "-o", "-", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     # Outside a library the program is not read: the header registers every kernel.
-    assert result.stdout == et_pte.model_h(
+    assert result.stdout == et_model_h.model_h(
         ADD_MODEL.read_bytes(), source="AddModel.pte", all_kernels=True
     )
     assert list(tmp_path.iterdir()) == []
@@ -109,7 +111,7 @@ def test_in_a_library_it_validates_against_the_shipped_schema(tmp_path: Path) ->
     assert not (tmp_path / "junk.h").exists()
     unchecked = run(script, junk, "-o", "junk.h", "--no-validate", cwd=tmp_path)
     assert unchecked.returncode == 0, unchecked.stderr
-    assert et_pte.pte_from_model_h((tmp_path / "junk.h").read_text()) == b"not a program at all"
+    assert et_model_h.pte_from_model_h((tmp_path / "junk.h").read_text()) == b"not a program at all"
 
 
 def test_in_a_library_it_needs_no_site_packages(tmp_path: Path) -> None:
@@ -119,7 +121,7 @@ def test_in_a_library_it_needs_no_site_packages(tmp_path: Path) -> None:
     script = lib / "extras" / "tools" / "pte_to_header.py"
     ok = run(script, XNNPACK_ADD, "-o", "-", cwd=tmp_path, flags=("-S", "-I"))
     assert ok.returncode == 0, ok.stderr
-    assert et_pte.pte_from_model_h(ok.stdout) == XNNPACK_ADD.read_bytes()
+    assert et_model_h.pte_from_model_h(ok.stdout) == XNNPACK_ADD.read_bytes()
     bad = run(script, tmp_path / "nothing", cwd=tmp_path, flags=("-S", "-I"))
     assert bad.returncode == 1
 
@@ -166,7 +168,7 @@ def test_in_a_library_the_header_selects_the_models_kernels(tmp_path: Path) -> N
     text = (tmp_path / "model.h").read_text()
     assert 'extern "C" __attribute__((weak)) void et_arduino_select_aten_add_out(void) {' in text
     assert "et_arduino_register_aten_add_out();" in text
-    assert et_pte.pte_from_model_h(text) == ADD_MODEL.read_bytes()
+    assert et_model_h.pte_from_model_h(text) == ADD_MODEL.read_bytes()
     every = run(script, ADD_MODEL, "-o", "every.h", "--all-kernels", cwd=tmp_path)
     assert every.returncode == 0, every.stderr
     assert "every kernel of the library (--all-kernels)" in every.stdout

@@ -33,7 +33,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import et_dtypes  # these two from this script's own folder (sys.path above)
+import et_checks  # these from this script's own folder (sys.path above)
+import et_dtypes
 import et_pte
 
 
@@ -55,7 +56,7 @@ class _ListAction(argparse.Action):
         setattr(namespace, self.dest, current)
 
 
-def _print_text(library: Path, results: list[et_pte.ModelResult]) -> None:
+def _print_text(library: Path, results: list[et_checks.ModelResult]) -> None:
     for r in results:
         if r.error:
             print(f"FAIL {r.name}: {r.error}")
@@ -98,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give --example or --pte, not both")
 
     try:
-        results = et_pte.check_library(args.library, args.example, args.pte)
+        results = et_checks.check_library(args.library, args.example, args.pte)
         results = et_dtypes.add_dtype_problems(args.library, results)
     except et_pte.EtPteError as e:
         print(f"error: {e}", file=sys.stderr)

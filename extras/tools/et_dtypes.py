@@ -1,6 +1,6 @@
 """The dtypes of a model's kernel calls, and a library's dtype-selective build.
 
-Python standard library only, apart from et_pte.py and the program reader beside it: this
+Python standard library only, apart from the tools and the program reader beside it: this
 file ships in every generated Arduino library under `extras/tools/` (check_models.py uses it)
 and must run there with no pip packages (it is written to run on Python 3.8 and newer). The
 generator imports it too (generator/build/dtypes.py).
@@ -47,10 +47,13 @@ from pathlib import Path
 from typing import Any
 
 try:
-    import et_pte
-except ImportError:  # imported by path from elsewhere: et_pte.py is beside this file
+    import et_checks
+except ImportError:  # imported by path from elsewhere: et_checks.py is beside this file
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import et_pte
+    import et_checks
+import et_model_h  # et_checks imported these three: importable now
+import et_pte
+import et_registration
 
 __all__ = [
     "DTYPES",
@@ -258,7 +261,7 @@ def parse_selected_op_variants(text: str) -> dict[str, frozenset[int] | None]:
     """
     body = _BODY.search(text)
     if body is None:
-        raise et_pte.RegistrationError(
+        raise et_registration.RegistrationError(
             "no `should_include_kernel_dtype(...) { return ...; }` in it: not the output of "
             "ExecuTorch's gen_selected_op_variants.py; regenerate the library"
         )
@@ -267,7 +270,7 @@ def parse_selected_op_variants(text: str) -> dict[str, frozenset[int] | None]:
     kept: dict[str, frozenset[int] | None] = {}
     clauses = list(_CLAUSE.finditer(body.group("body")))
     if not clauses:
-        raise et_pte.RegistrationError(
+        raise et_registration.RegistrationError(
             f"cannot read its operator clauses ({body.group('body')[:80]!r}): "
             "ExecuTorch's gen_selected_op_variants.py changed its format"
         )
@@ -279,7 +282,7 @@ def parse_selected_op_variants(text: str) -> dict[str, frozenset[int] | None]:
         values = set()
         for name in _CHECK.findall(checks):
             if name not in _BY_NAME:
-                raise et_pte.RegistrationError(
+                raise et_registration.RegistrationError(
                     f"it names ScalarType::{name} for {clause.group('op')}, which ExecuTorch "
                     "does not have (runtime/core/portable_type/scalar_type.h)"
                 )
@@ -306,14 +309,14 @@ def library_dtypes(library_dir: str | Path) -> dict[str, frozenset[int] | None] 
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise et_pte.RegistrationError(
+        raise et_registration.RegistrationError(
             f"{SELECTION_CONFIG} switches the dtype-selective build on, but {path} cannot be "
             f"read ({e}); regenerate the library"
         ) from None
     try:
         return parse_selected_op_variants(text)
-    except et_pte.RegistrationError as e:
-        raise et_pte.RegistrationError(f"{path}: {e}") from None
+    except et_registration.RegistrationError as e:
+        raise et_registration.RegistrationError(f"{path}: {e}") from None
 
 
 #: Why a kernel call's dtype is missing, and what to do.
@@ -326,7 +329,7 @@ DTYPE_CAUSE = (
 
 
 @dataclass(frozen=True)
-class DtypeProblem(et_pte.Problem):
+class DtypeProblem(et_checks.Problem):
     """A kernel call whose tensors use a dtype the library's kernel was built without.
 
     ExecuTorch's ET_SWITCH then logs "dtype '<value>' not selected for operator <name>" and
@@ -409,20 +412,20 @@ def dtype_problems(
     return list(found.values())
 
 
-def _model_bytes(library: Path, result: et_pte.ModelResult) -> bytes:
+def _model_bytes(library: Path, result: et_checks.ModelResult) -> bytes:
     """The `.pte` a ModelResult was read from: an example's model.h (its `source` relative
     to the library) or the `.pte` file itself."""
     source = Path(result.source)
     if source.suffix == ".h":
         path = source if source.is_absolute() else library / source
-        return et_pte.pte_from_model_h(path.read_text(encoding="utf-8"))
+        return et_model_h.pte_from_model_h(path.read_text(encoding="utf-8"))
     return source.read_bytes()
 
 
 def add_dtype_problems(
-    library_dir: str | Path, results: list[et_pte.ModelResult]
-) -> list[et_pte.ModelResult]:
-    """`results` (from `et_pte.check_library` on the same library) with each model's dtype
+    library_dir: str | Path, results: list[et_checks.ModelResult]
+) -> list[et_checks.ModelResult]:
+    """`results` (from `et_checks.check_library` on the same library) with each model's dtype
     problems added after its other problems; unchanged when the library keeps every dtype.
 
     Raises:
@@ -434,7 +437,7 @@ def add_dtype_problems(
     if not kept:
         return results
     reader = et_pte.load_reader(root / et_pte.LIBRARY_READER_DIR)
-    out: list[et_pte.ModelResult] = []
+    out: list[et_checks.ModelResult] = []
     for result in results:
         if result.error:
             out.append(result)

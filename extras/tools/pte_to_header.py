@@ -24,7 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import et_pte  # from this script's own folder (sys.path above)
+import et_checks  # these from this script's own folder (sys.path above)
+import et_model_h
+import et_pte
+import et_registration
 
 #: The program reader beside this script in a generated library (extras/tools/pte_schema/).
 DEFAULT_READER = Path(__file__).resolve().parent / "pte_schema"
@@ -46,7 +49,7 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def to_header(buffer: bytes, name: str = et_pte.MODEL_ARRAY, source: str = "a .pte") -> str:
+def to_header(buffer: bytes, name: str = et_model_h.MODEL_ARRAY, source: str = "a .pte") -> str:
     """The model.h text for the .pte bytes `buffer`, selecting the kernels it calls when the
     library's program reader sits beside this script (as `main` writes it by default).
 
@@ -63,7 +66,7 @@ def to_header(buffer: bytes, name: str = et_pte.MODEL_ARRAY, source: str = "a .p
         except et_pte.EtPteError as e:
             raise ValueError(f"{source} is not a readable ExecuTorch program: {e}") from None
         operators = program.called_operators
-    return et_pte.model_h(
+    return et_model_h.model_h(
         buffer, name=name, source=source, operators=operators, all_kernels=operators is None
     )
 
@@ -72,27 +75,31 @@ def _not_in_library(operators: list[str], reader: Path) -> list[str]:
     """The `operators` that the library holding `reader` (its extras/tools/pte_schema)
     does not register; none when `reader` is not inside a library (no src/ two levels up)."""
     library = reader.resolve().parent.parent.parent
-    if not (library / et_pte.LIBRARY_CODEGEN_DIR).is_dir():
+    if not (library / et_registration.LIBRARY_CODEGEN_DIR).is_dir():
         return []
     try:
-        registered = et_pte.library_kernels(library)
+        registered = et_registration.library_kernels(library)
     except et_pte.EtPteError:
         return []  # check_models.py reports an unreadable registration
     return [op for op in operators if op not in registered]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the exit code (0 written, 1 bad input, 2 usage)."""
+class _Refused(Exception):
+    """The .pte cannot be embedded; the message says why (printed after "error: ")."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command line (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pte", type=Path, metavar="MODEL.pte", help="the ExecuTorch program")
     parser.add_argument(
         "-o",
         "--output",
-        default=et_pte.MODEL_HEADER,
-        help=f"header to write; - for stdout ({et_pte.MODEL_HEADER})",
+        default=et_model_h.MODEL_HEADER,
+        help=f"header to write; - for stdout ({et_model_h.MODEL_HEADER})",
     )
     parser.add_argument(
-        "--name", default=et_pte.MODEL_ARRAY, help=f"C array name ({et_pte.MODEL_ARRAY})"
+        "--name", default=et_model_h.MODEL_ARRAY, help=f"C array name ({et_model_h.MODEL_ARRAY})"
     )
     parser.add_argument(
         "--reader",
@@ -113,48 +120,61 @@ def main(argv: list[str] | None = None) -> int:
         "select (for a sketch that also loads programs not embedded in a model.h, e.g. from "
         "an SD card)",
     )
-    args = parser.parse_args(argv)
+    return parser
 
-    if not et_pte.is_c_identifier(args.name):
+
+def _selection(args: argparse.Namespace, data: bytes) -> tuple[list[str] | None, bool, str]:
+    """What the header selects for the .pte bytes `data`: (operators, all_kernels, summary),
+    as `et_model_h.model_h` takes them, and the end of the line printed.
+
+    Without a reader (or with --no-validate) the program is not read: every kernel.
+
+    Raises:
+        _Refused: the program does not read, or calls operators the library lacks.
+    """
+    reader = args.reader or (DEFAULT_READER if DEFAULT_READER.is_dir() else None)
+    if reader is None or args.no_validate:
+        return None, True, "; operators not read: registers every kernel of the library"
+    try:
+        program = et_pte.read_program(data, et_pte.load_reader(reader))
+    except et_pte.EtPteError as e:
+        raise _Refused(f"{args.pte} is not a readable ExecuTorch program: {e}") from None
+    ops = program.called_operators
+    missing = _not_in_library(ops, reader)
+    if missing:
+        raise _Refused(
+            f"{args.pte} calls {', '.join(missing)}, which this library does not "
+            f"register: {et_checks.MISSING_CAUSE}"
+        )
+    methods = ", ".join(m.name for m in program.methods)
+    if args.all_kernels:
+        return None, True, f"; methods {methods}; every kernel of the library (--all-kernels)"
+    return ops, False, f"; methods {methods}; selects the kernels of {len(ops)} operators"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (0 written, 1 bad input, 2 usage)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not et_model_h.is_c_identifier(args.name):
         parser.error(f"--name {args.name!r} is not a C identifier (letters, digits, _)")
     try:
         data = args.pte.read_bytes()
     except OSError as e:
         print(f"error: cannot read {args.pte}: {e}", file=sys.stderr)
         return 1
-    summary = "; operators not read: registers every kernel of the library"
-    operators: list[str] | None = None
-    all_kernels = True
-    reader = args.reader or (DEFAULT_READER if DEFAULT_READER.is_dir() else None)
-    if reader is not None and not args.no_validate:
-        try:
-            program = et_pte.read_program(data, et_pte.load_reader(reader))
-        except et_pte.EtPteError as e:
-            print(f"error: {args.pte} is not a readable ExecuTorch program: {e}", file=sys.stderr)
-            return 1
-        ops = program.called_operators
-        missing = _not_in_library(ops, reader)
-        if missing:
-            print(
-                f"error: {args.pte} calls {', '.join(missing)}, which this library does not "
-                f"register: {et_pte.MISSING_CAUSE}",
-                file=sys.stderr,
-            )
-            return 1
-        methods = ", ".join(m.name for m in program.methods)
-        if args.all_kernels:
-            summary = f"; methods {methods}; every kernel of the library (--all-kernels)"
-        else:
-            operators, all_kernels = ops, False
-            summary = f"; methods {methods}; selects the kernels of {len(ops)} operators"
     try:
-        text = et_pte.model_h(
+        operators, all_kernels, summary = _selection(args, data)
+        text = et_model_h.model_h(
             data,
             name=args.name,
             source=args.pte.name,
             operators=operators,
             all_kernels=all_kernels,
         )
+    except _Refused as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     except ValueError as e:
         print(f"error: cannot embed {args.pte}: {e}", file=sys.stderr)
         return 1

@@ -40,8 +40,10 @@ from generator.errors import FatalError
 if TYPE_CHECKING:
     import et_dtypes  # extras/tools (mypy_path)
     import et_pte
-else:
+    import et_registration
+else:  # each imports the ones before it
     et_pte = import_tool(TOOLS_DIR / "et_pte.py")
+    et_registration = import_tool(TOOLS_DIR / "et_registration.py")
     et_dtypes = import_tool(TOOLS_DIR / "et_dtypes.py")
 
 #: The ref's header whose EXECUTORCH_SELECTIVE_BUILD_DTYPE branch includes the generated one.
@@ -329,7 +331,7 @@ def generate_selected_op_variants(root: Path, kept: Mapping[str, tuple[int, ...]
         text = (Path(tmp) / "selected_op_variants.h").read_text(encoding="utf-8")
     try:
         parsed = et_dtypes.parse_selected_op_variants(text)
-    except et_pte.RegistrationError as e:
+    except et_registration.RegistrationError as e:
         raise FatalError(f"ExecuTorch's gen_selected_op_variants.py wrote a header: {e}") from None
     expected = {
         et_dtypes.switch_name(op): frozenset(d) if d is not None else None for op, d in kept.items()

@@ -1,8 +1,9 @@
 """Step 13: the model check, and the models (.pte) every step reads: embed example models as
 model.h (step 11), read operators (step 4's `--ops-from-pte`), check models.
 
-A typed wrapper over `extras/tools/et_pte.py`, the stdlib-only module every generated
-library ships (so a user can run the same checks from the library with no pip packages).
+A typed wrapper over the stdlib-only modules of `extras/tools/` that every generated library
+ships (so a user can run the same checks from the library with no pip packages): `et_pte.py`
+(program reading), `et_registration.py`, `et_model_h.py`, `et_checks.py`, `et_dtypes.py`.
 Programs are read through a program reader (flatc's Python for the ref's schema, with
 FlatBuffers' runtime: see generator/build/reader.py): a library's own for the model check,
 the one the build writes into the library for `--ops-from-pte`. Errors from it become
@@ -24,7 +25,7 @@ from generator.atomic import write_atomic
 from generator.errors import FatalError
 from generator.layout import MODEL_ARRAY
 
-#: The shipped tools folder: et_pte.py, pte_to_header.py, check_models.py.
+#: The shipped tools folder: pte_to_header.py, check_models.py and the et_*.py they import.
 TOOLS_DIR = data_dir("extras") / "tools"
 
 
@@ -53,11 +54,17 @@ def import_tool(path: Path) -> ModuleType:
 
 
 if TYPE_CHECKING:
-    import et_dtypes  # extras/tools (mypy_path)
+    import et_checks  # extras/tools (mypy_path)
+    import et_dtypes
+    import et_model_h
     import et_pte
-else:
+    import et_registration
+else:  # each imports the ones before it
     et_pte = import_tool(TOOLS_DIR / "et_pte.py")
-    et_dtypes = import_tool(TOOLS_DIR / "et_dtypes.py")  # imports et_pte: after it
+    et_registration = import_tool(TOOLS_DIR / "et_registration.py")
+    et_model_h = import_tool(TOOLS_DIR / "et_model_h.py")
+    et_checks = import_tool(TOOLS_DIR / "et_checks.py")
+    et_dtypes = import_tool(TOOLS_DIR / "et_dtypes.py")
 
 
 def _read_bytes(path: Path, what: str) -> bytes:
@@ -72,7 +79,7 @@ def write_model_header(
 ) -> int:
     """Write `out` (a model.h) embedding the bytes of `pte` as array `name`.
 
-    The text comes from `et_pte.model_h` (deterministic; 16-byte aligned const array plus
+    The text comes from `et_model_h.model_h` (deterministic; 16-byte aligned const array plus
     `<name>_size`, then the kernel selection of `operators`, None: none, the library
     registers every kernel). Written to a temporary file beside `out`, then moved into place.
 
@@ -84,7 +91,7 @@ def write_model_header(
     """
     data = _read_bytes(pte, ".pte")
     try:
-        text = et_pte.model_h(data, name=name, source=pte.name, operators=operators)
+        text = et_model_h.model_h(data, name=name, source=pte.name, operators=operators)
     except ValueError as e:
         raise FatalError(f"cannot embed {pte}: {e}") from None
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -134,10 +141,10 @@ def registered_prim_ops(source: Path) -> dict[str, int]:
 
     Raises:
         FatalError: the file cannot be read as a prim ops registration (see
-            `et_pte.registered_prim_ops`); a missing file registers none.
+            `et_registration.registered_prim_ops`); a missing file registers none.
     """
     try:
-        return et_pte.registered_prim_ops(source)
+        return et_registration.registered_prim_ops(source)
     except (OSError, et_pte.EtPteError) as e:
         raise FatalError(f"cannot read ExecuTorch's prim ops: {e}") from None
 
@@ -154,7 +161,7 @@ class ModelCheckReport:
     """
 
     library: Path
-    results: list[et_pte.ModelResult] = field(default_factory=list)
+    results: list[et_checks.ModelResult] = field(default_factory=list)
     kernels: int = 0
     backends: tuple[str, ...] = ()
 
@@ -205,7 +212,7 @@ def check_library_models(
     compared with `src/executorch/codegen/Register*Kernels*.cpp` and the prim ops of
     `kernels/prim_ops/register_prim_ops.cpp` (operator registered; argument count equal),
     and its delegates' backends with those the library registers (none today). See
-    `et_pte.check_library`. A library built with `--dtypes`/`--dtypes-from-pte` also gets
+    `et_checks.check_library`. A library built with `--dtypes`/`--dtypes-from-pte` also gets
     each call passing a dtype its kernel was built without (`et_dtypes.add_dtype_problems`).
 
     Args:
@@ -222,13 +229,13 @@ def check_library_models(
             or an example asked for does not exist.
     """
     try:
-        results = et_pte.check_library(library, list(examples) if examples else None)
+        results = et_checks.check_library(library, list(examples) if examples else None)
         if ptes:
-            results += et_pte.check_library(library, ptes=list(ptes))
+            results += et_checks.check_library(library, ptes=list(ptes))
         # A dtype-selective library (--dtypes): the calls passing a dtype it left out.
         results = et_dtypes.add_dtype_problems(library, results)
-        kernels = len(et_pte.library_kernels(library))
-        backends = et_pte.registered_backends(library)
+        kernels = len(et_registration.library_kernels(library))
+        backends = et_registration.registered_backends(library)
     except et_pte.EtPteError as e:
         raise FatalError(f"cannot check the models of {library}: {e}") from None
     return ModelCheckReport(library, results, kernels, backends)
