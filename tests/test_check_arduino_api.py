@@ -20,13 +20,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 from check_fixtures import TOOLS, write_library
 
 from generator import data_dir
 from generator.check.stages import Status
 from generator.commands.build import BuildResult
 from generator.commands.check import run_check
-from generator.toolchain.gcc import API_DIR, CORE_INCLUDES, CORE_SOURCES
+from generator.toolchain.gcc import API_DIR, API_SOURCES, CORE_INCLUDES, CORE_SOURCES
 
 needs_tools = pytest.mark.skipif(
     any(shutil.which(t) is None for t in TOOLS),
@@ -162,25 +163,32 @@ def _git_blob_id(data: bytes) -> str:
 
 
 def test_vendored_api_is_the_pinned_upstream_files() -> None:
-    pin = (API_DIR / "pin.txt").read_text(encoding="utf-8").splitlines()
-    fields = dict(line.split(" ", 1) for line in pin if line and not line.startswith("#"))
-    assert fields["url"] == "https://github.com/arduino/ArduinoCore-API.git"
-    assert fields["tag"] == "1.5.2"
-    assert fields["commit"] == "cd91833d90b4fe50e428021ba5051e2b7ceafc84"
-    listed = {path: blob for blob, path in fields.items() if re.fullmatch(r"[0-9a-f]{40}", blob)}
-    on_disk = {
-        p.relative_to(API_DIR).as_posix()
-        for p in API_DIR.rglob("*")
-        if p.is_file() and p.name not in ("README.md", "pin.txt")
+    vendored = data_dir("vendored")
+    description = yaml.safe_load((vendored / "arduinocore-api.yaml").read_text(encoding="utf-8"))
+    assert description["role"] == "check-core"
+    assert description["url"] == "https://github.com/arduino/ArduinoCore-API.git"
+    assert description["pin"] == {
+        "kind": "fixed",
+        "tag": "1.5.2",
+        "commit": "cd91833d90b4fe50e428021ba5051e2b7ceafc84",
+        "date": "2025-09-29",
     }
+    # The committed copy is the folder the core compiles against, and holds exactly `blobs`.
+    assert vendored / description["tree"] == API_DIR
+    listed: dict[str, str] = description["blobs"]
+    on_disk = {p.relative_to(API_DIR).as_posix() for p in API_DIR.rglob("*") if p.is_file()}
     assert set(listed) == on_disk
     for path, blob in sorted(listed.items()):
+        assert re.fullmatch(r"[0-9a-f]{40}", blob), path
         assert _git_blob_id((API_DIR / path).read_bytes()) == blob, f"{path} differs from upstream"
+    assert description["license_file"] in listed
+    assert set(description["license_exceptions"]) <= set(listed)
     # What the core compiles and includes is in the vendored tree.
     assert API_DIR in CORE_INCLUDES and (API_DIR / "api/ArduinoAPI.h").is_file()
     assert all(p.is_file() for p in CORE_SOURCES)
-    readme = (API_DIR / "README.md").read_text(encoding="utf-8")
-    assert fields["commit"] in readme and "1.5.2" in readme
+    assert {
+        p.relative_to(API_DIR).as_posix() for p in CORE_SOURCES if p.is_relative_to(API_DIR)
+    } == {f"api/{name}" for name in API_SOURCES}
 
 
 @pytest.mark.e2e

@@ -65,15 +65,27 @@ def _rule(raw: dict[str, Any]) -> CopyRule:
     )
 
 
+#: The `role` of a component the build ships (the default); `vendored/arduinocore-api.yaml`
+#: is `check-core`: the Arduino API `check` compiles against, never in a library.
+LIBRARY_ROLE = "library"
+
+
 def load_component(key: str, folder: Path = VENDORED_DIR) -> Component:
-    """Read `vendored/<key>.yaml`.
+    """Read `vendored/<key>.yaml`, a component the build ships.
 
     Raises:
-        FatalError: when the file is missing or lacks a required key.
+        FatalError: when the file is missing, lacks a required key, or describes a component
+            of another `role` (not shipped in a library).
     """
     path = folder / f"{key}.yaml"
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        role = raw.get("role", LIBRARY_ROLE)
+        if role != LIBRARY_ROLE:
+            raise FatalError(
+                f"{path} describes {raw['name']}, whose role is {role!r}: it is not shipped in "
+                f"a library, so the build cannot vendor it (see vendored/README.md)"
+            )
         return Component(
             key=key,
             name=raw["name"],
@@ -89,7 +101,7 @@ def load_component(key: str, folder: Path = VENDORED_DIR) -> Component:
             checkout=tuple(raw["checkout"]),
             files=tuple(_rule(r) for r in raw.get("files", [])),
         )
-    except (OSError, KeyError, TypeError, yaml.YAMLError) as e:
+    except (OSError, KeyError, TypeError, AttributeError, yaml.YAMLError) as e:
         raise FatalError(f"{path} is not a valid component description: {e!r}") from None
 
 

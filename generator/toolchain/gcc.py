@@ -1,7 +1,8 @@
 """GCC as the Arduino rules call it: the compilers and their flags per language for the
 UNO Q (`ARM_GCC`: Debian's arm-none-eabi GCC 12, the board core's compiler family) and the
 host (`HOST_GCC`, with AddressSanitizer and UBSan), and the check's Arduino core they compile
-against (Arduino's ArduinoCore-API, as the board's core uses it, and our board half).
+against (Arduino's ArduinoCore-API, as the board's core uses it, committed in
+`vendored/arduinocore-api/`, and our board half, in `generator/check/arduino_core/`).
 
 The build's pruning step (`generator/build/prune.py`) compiles with `ARM_GCC`'s compilers and
 language flags; `check` (`generator/check/toolchains.py`) adds the core's sources and the link.
@@ -12,15 +13,16 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 
-from generator import package_path
+from generator import data_dir, package_path
 
 #: The sources the Arduino builder compiles (of a library's src/ and a sketch folder).
 SOURCE_SUFFIXES = (".c", ".cpp", ".S")
 
+#: Our half of the check's core: Arduino.h, the board-independent sources, board/ and host/.
 CORE_DIR = package_path("check", "arduino_core")
-#: The vendored ArduinoCore-API (its README.md gives the pin); its `api/` folder is
-#: included as `api/...`, as the board core's Arduino.h does.
-API_DIR = CORE_DIR / "ArduinoCore-API"
+#: The vendored ArduinoCore-API (`tree` of vendored/arduinocore-api.yaml, which gives the pin);
+#: its `api/` folder is included as `api/...`, as the board core's Arduino.h does.
+API_DIR = data_dir("vendored") / "arduinocore-api"
 #: The core's include path: our Arduino.h, then the API.
 CORE_INCLUDES = (CORE_DIR / "include", API_DIR)
 #: The API's sources the core compiles (of `API_DIR / "api"`).

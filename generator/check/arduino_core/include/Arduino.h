@@ -3,11 +3,11 @@
  * adds to it, laid out like the UNO Q's core (arduino:zephyr cores/arduino/Arduino.h).
  *
  * The API is ArduinoCore-API at the version arduino:zephyr uses, vendored unmodified in
- * ../ArduinoCore-API (see its README.md), so String, Stream, Print's overloads, the PinStatus
- * enum and the global min/max templates are the board's. Ours is the board half only:
- * Serial on the console (CMSDK UART0 of the emulated mps2-an505, or stdout in the host
- * build), time, pins that do nothing, itoa and friends (wiring.cpp, itoa.c, dtostrf.c,
- * board/mps2_an505.c or host/host.c).
+ * vendored/arduinocore-api/ (its pin: vendored/arduinocore-api.yaml), so String, Stream,
+ * Print's overloads, the PinStatus enum and the global min/max templates are the board's.
+ * Ours is the board half only: Serial on the console (CMSDK UART0 of the emulated
+ * mps2-an505, or stdout in the host build), time, pins that do nothing, itoa and friends
+ * (wiring.cpp, itoa.c, dtostrf.c, board/mps2_an505.c or host/host.c).
  */
 #ifndef EXECUTORCH_CHECK_ARDUINO_H
 #define EXECUTORCH_CHECK_ARDUINO_H
