@@ -10,6 +10,7 @@ top-level `generator` (tosa-tools does).
 from __future__ import annotations
 
 import filecmp
+import json
 import os
 import shutil
 import subprocess
@@ -121,3 +122,19 @@ def test_installed_cli_builds_the_same_library(
         installed, checkout, files_under(installed), shallow=False
     )
     assert mismatch == [] and errors == []
+
+
+def test_installed_check_finds_its_core(tmp_path: Path, venv: Path) -> None:
+    # The check's core: ArduinoCore-API (vendored/arduinocore-api/, package data of
+    # generator._data.vendored) and our board half (generator/check/arduino_core/).
+    env = {**os.environ, "PYTHONSAFEPATH": "1"}
+    env.pop("PYTHONPATH", None)
+    code = (
+        "import json; from generator.toolchain import gcc; "
+        "print(json.dumps([str(p) for p in (*gcc.CORE_INCLUDES, *gcc.CORE_SOURCES)]))"
+    )
+    paths = [Path(p) for p in json.loads(run([venv / "bin/python", "-c", code], tmp_path, env))]
+    api = next(p for p in paths if p.name == "arduinocore-api")
+    assert api.relative_to(venv).parts[-4:] == ("generator", "_data", "vendored", api.name)
+    assert all(p.is_relative_to(venv) and p.exists() for p in paths), paths
+    assert (api / "api" / "ArduinoAPI.h").is_file() and (api / "LICENSE").is_file()
