@@ -1,6 +1,8 @@
 """What changed between two generated libraries: the kernels they register, the sizes `check`
 measured, and the upstream commits between their pins. Sync compares the regenerated library
-with the base branch's, release a tagged commit with the previous tag's.
+with the base branch's, release a tagged commit with the previous tag's; the kernels and pins
+come from each library's facts (`generator.facts.LibraryFacts`), the sizes from its check
+report.
 """
 
 from __future__ import annotations
@@ -9,23 +11,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from generator.layout import KERNEL_REGISTRATION
 from generator.markdown import signed, table
 
 # Re-exported: sync's pull request body and release's notes link upstream through them.
 from generator.urls import UPSTREAM_COMMIT as UPSTREAM_COMMIT
 from generator.urls import UPSTREAM_COMPARE as UPSTREAM_COMPARE
-
-
-def kernel_names(sources: Mapping[str, str]) -> list[str]:
-    """Operator names registered by the codegen sources `{path: text}`, in file order.
-
-    A name appears once per kernel (an operator registered for two dtypes counts twice).
-    """
-    names: list[str] = []
-    for path in sorted(sources):
-        names += KERNEL_REGISTRATION.findall(sources[path])
-    return names
 
 
 @dataclass(frozen=True)
@@ -50,7 +40,7 @@ class SizeRow:
 
 def kernels_only_in(kernels: Sequence[str], other: Sequence[str]) -> list[str]:
     """The kernel names of `kernels` that `other` lacks, sorted (added: new vs old; removed:
-    old vs new)."""
+    old vs new); each a `LibraryFacts.kernels`."""
     return sorted(set(kernels) - set(other))
 
 

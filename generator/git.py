@@ -40,6 +40,7 @@ from git.exc import BadName
 
 from generator.build.checkout import refuse_transport
 from generator.errors import FatalError
+from generator.facts import LibraryFacts, read_facts
 from generator.gitfail import redact_urls
 from generator.properties import properties_version
 from generator.tempdirs import owned_temp_dir
@@ -373,6 +374,14 @@ def files_under(repo: Repo, rev: str, folder: str) -> dict[str, str]:
         if isinstance(item, Blob):
             result[str(item.path)] = item.data_stream.read().decode("utf-8", errors="replace")
     return result
+
+
+def facts_at(repo: Repo, rev: str) -> LibraryFacts:
+    """The facts of the library at `rev` (`generator.facts.read_facts`: extras/library.json,
+    else what an older generator's library says in its other files)."""
+    return read_facts(
+        lambda path: file_at(repo, rev, path), lambda folder: files_under(repo, rev, folder)
+    )
 
 
 #: arduino-cli's properties reader trims each line before splitting at `=`, so an indented

@@ -33,7 +33,7 @@ GENERATED_PATHS: tuple[str, ...] = (
 #: The examples every library ships, in order, unless `--examples` picks a subset.
 EXAMPLES: tuple[str, ...] = ("HelloExecuTorch", "AddModel", "KeywordSpotting")
 
-#: What the library records about itself, for people (library_template/extras/PROVENANCE.txt.jinja).
+#: What the library records about itself, for people (extras/PROVENANCE.txt.jinja renders it).
 PROVENANCE_FILE = "extras/PROVENANCE.txt"
 #: The same facts for programs, JSON (`generator.facts.LibraryFacts.to_json`): ExecuTorch's URL,
 #: pin, ref and upstream version, the library version, the components and their pins, the op

@@ -33,28 +33,18 @@ from generator.compare import (
     UPSTREAM_COMMIT,
     UPSTREAM_COMPARE,
     SizeRow,
-    kernel_names,
     kernels_only_in,
     size_rows,
     size_table,
 )
 from generator.errors import FatalError
-from generator.layout import (
-    CHECK_REPORT_FILE,
-    CODEGEN_DIR,
-    PIN_FILE,
-    PROPERTIES_FILE,
-    PROVENANCE_FILE,
-)
+from generator.layout import CHECK_REPORT_FILE, PIN_FILE, PROPERTIES_FILE
 from generator.markdown import code_list, table
 from generator.properties import properties_version
 from generator.version import highest, is_greater, parse, suggest_next, tag_versions
 
 #: Release tags are `v` + the library.properties version (what the Library Manager indexes).
 TAG_PREFIX = "v"
-#: The line of extras/PROVENANCE.txt that holds ExecuTorch's version.txt
-#: (library_template/extras/PROVENANCE.txt.jinja: "upstream version: 1.5.1").
-_UPSTREAM_LINE = re.compile(r"^upstream version:[ \t]*(\S.*?)[ \t]*$", re.MULTILINE)
 _HEX = re.compile(r"^[0-9a-fA-F]{4,40}$")
 
 
@@ -332,10 +322,11 @@ class ReleaseFacts:
     Attributes:
         version, tag, commit: this release; previous_tag: the one it is compared with (None
             for the first release).
-        pin / previous_pin: executorch_pin.txt (full SHA) here and at the previous tag.
-        upstream_version / previous_upstream: ExecuTorch's version.txt from
-            extras/PROVENANCE.txt (None when absent).
-        kernels / previous_kernels: operators of the kernel registration (src/.../codegen).
+        pin / previous_pin: the ExecuTorch pin (full SHA) here and at the previous tag.
+        upstream_version / previous_upstream: ExecuTorch's version.txt (None when unknown).
+        kernels / previous_kernels: operators of the kernel registration.
+        (Each from the library's facts, `generator.facts`: extras/library.json, or an older
+        library's executorch_pin.txt, extras/PROVENANCE.txt and codegen sources.)
         sizes: per example and metric, bytes here and at the previous tag (None: not
             measured there); has_report / previous_has_report: whether
             extras/check_report.json exists at each.
@@ -364,12 +355,6 @@ class ReleaseFacts:
         return kernels_only_in(self.previous_kernels, self.kernels)
 
 
-def upstream_version_of(provenance: str | None) -> str | None:
-    """The `upstream version:` of an extras/PROVENANCE.txt text, or None."""
-    match = _UPSTREAM_LINE.search(provenance or "")
-    return match.group(1) if match else None
-
-
 def _report_at(repo: Repo, rev: str) -> dict[str, Any] | None:
     """extras/check_report.json at `rev` (None: absent or not a JSON object)."""
     text = g.file_at(repo, rev, CHECK_REPORT_FILE)
@@ -385,13 +370,11 @@ def _report_at(repo: Repo, rev: str) -> dict[str, Any] | None:
 def gather_facts(
     repo: Repo, version: str, tag: str, commit: str, previous_tag: str | None
 ) -> ReleaseFacts:
-    """Read what the notes need from `commit` and from `refs/tags/<previous_tag>`."""
-
-    def pin_at(rev: str) -> str | None:
-        text = g.file_at(repo, rev, PIN_FILE)
-        return (text.strip() or None) if text else None
-
+    """Read what the notes need from `commit` and from `refs/tags/<previous_tag>`: each one's
+    library facts (`generator.git.facts_at`) and check report."""
     previous = f"refs/tags/{previous_tag}^{{commit}}" if previous_tag else None
+    here = g.facts_at(repo, commit)
+    before = g.facts_at(repo, previous) if previous else None
     report = _report_at(repo, commit)
     previous_report = _report_at(repo, previous) if previous else None
     return ReleaseFacts(
@@ -399,16 +382,12 @@ def gather_facts(
         tag=tag,
         commit=commit,
         previous_tag=previous_tag,
-        pin=pin_at(commit),
-        previous_pin=pin_at(previous) if previous else None,
-        upstream_version=upstream_version_of(g.file_at(repo, commit, PROVENANCE_FILE)),
-        previous_upstream=(
-            upstream_version_of(g.file_at(repo, previous, PROVENANCE_FILE)) if previous else None
-        ),
-        kernels=kernel_names(g.files_under(repo, commit, CODEGEN_DIR)),
-        previous_kernels=(
-            kernel_names(g.files_under(repo, previous, CODEGEN_DIR)) if previous else []
-        ),
+        pin=here.pin,
+        previous_pin=before.pin if before else None,
+        upstream_version=here.upstream_version,
+        previous_upstream=before.upstream_version if before else None,
+        kernels=list(here.kernels),
+        previous_kernels=list(before.kernels) if before else [],
         sizes=size_rows(report, previous_report) if report else [],
         has_report=report is not None,
         previous_has_report=previous_report is not None,

@@ -13,9 +13,18 @@ import pytest
 from github_fake.git_http import GitHttpRemote
 from sync_fixtures import MACHINE_EMAIL, MACHINE_NAME, git
 
+from generator import git as g
 from generator.commands.release import run_release
 from generator.errors import FatalError
-from generator.layout import CHECK_REPORT_FILE, CODEGEN_DIR, PIN_FILE, PROVENANCE_FILE
+from generator.facts import LibraryFacts, upstream_version_of
+from generator.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
+from generator.layout import (
+    CHECK_REPORT_FILE,
+    CODEGEN_DIR,
+    LIBRARY_FACTS_FILE,
+    PIN_FILE,
+    PROVENANCE_FILE,
+)
 from generator.main import main
 from generator.release import (
     ReleaseOptions,
@@ -23,10 +32,7 @@ from generator.release import (
     TagRef,
     plan,
     push_tag,
-    upstream_version_of,
 )
-from generator import git as g
-from generator.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
 from generator.urls import refuse_credentials
 
 TOKEN = "ghp_ReleaseTestToken0123456789abcdefABCD"
@@ -56,8 +62,12 @@ class Library:
         branch: str = "main",
         properties: bool = True,
         note: str = "",
+        facts_file: bool = False,
     ) -> str:
-        """Commit the files on `branch` (created from main if new), push it; returns the SHA."""
+        """Commit the files on `branch` (created from main if new), push it; returns the SHA.
+
+        `facts_file`: also extras/library.json, as today's generator writes it (without it,
+        the library is an older generator's)."""
         if branch != "main" and branch not in git("branch", "--list", branch, cwd=self.work):
             git("checkout", "--quiet", "-b", branch, "origin/main", cwd=self.work)
         else:
@@ -99,6 +109,11 @@ class Library:
                 else None
             ),
             "NOTE.md": note or None,
+            LIBRARY_FACTS_FILE: (
+                LibraryFacts(version, pin, upstream_version=upstream, kernels=kernels).to_json()
+                if facts_file
+                else None
+            ),
         }
         for path, text in files.items():
             target = self.work / path
@@ -233,6 +248,33 @@ def test_next_release_notes_upgrading_first_then_pin_ops_and_size_deltas(
     assert "| AddModel | flash (static) | 101,500 B | 100,000 B | +1,500 |" in notes
     assert "| AddModel | RAM (static) | 19,000 B | 20,000 B | -1,000 |" in notes
     assert "| HelloExecuTorch | flash (static) | 50,750 B | 50,000 B | +750 |" in notes
+
+
+def test_a_release_with_the_facts_file_is_compared_with_an_older_generators(
+    lib: Library, remote: Path
+) -> None:
+    """v0.2.0 was generated before extras/library.json existed: its facts are read from its
+    pin file, PROVENANCE.txt and codegen sources; 0.3.0's from its facts file."""
+    lib.commit("0.2.0")
+    release(remote)
+    lib.commit(
+        "0.3.0",
+        pin=PIN_NEW,
+        upstream="1.6.0a0",
+        kernels=("aten::add.out", "aten::relu.out"),
+        facts_file=True,
+    )
+    notes = release(remote).notes
+    assert f"| Pin | [`{PIN_NEW}`]" in notes and f"| Pin of v0.2.0 | `{PIN_OLD}` |" in notes
+    assert "| Upstream version | `1.6.0a0` |" in notes
+    assert "Kernels registered: **2** (v0.2.0: 2)." in notes
+    assert "- added: `aten::relu.out`" in notes and "- removed: `aten::mul.out`" in notes
+    # and the next release compares two facts files
+    lib.commit("0.4.0", pin=PIN_NEW, upstream="1.6.0a0", facts_file=True)
+    notes = release(remote).notes
+    assert "Kernels registered: **2** (v0.3.0: 2)." in notes
+    assert "- added: `aten::mul.out`" in notes and "- removed: `aten::relu.out`" in notes
+    assert "The ExecuTorch pin is unchanged since v0.3.0" in notes
 
 
 def test_unchanged_pin_and_ops_say_so(lib: Library, remote: Path) -> None:

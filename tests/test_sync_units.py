@@ -7,18 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from generator.compare import size_table
+from generator.compare import SizeRow, size_rows, size_table
 from generator.errors import FatalError
+from generator.facts import kernel_names
 from generator.git import TOKEN_ENV, VersionUse, git_env
 from generator.properties import properties_version
-from generator.sync.body import (
-    PullRequestFacts,
-    SizeRow,
-    emulated_runs,
-    kernel_names,
-    render_body,
-    size_rows,
-)
+from generator.sync.body import PullRequestFacts, emulated_runs, render_body
 from generator.sync.version import (
     check_version_greater,
     check_version_unused,

@@ -1,15 +1,18 @@
 """Step 14, with `render.py`: what a generated library records about itself, one typed object,
 `Provenance`, that the templates render (`render.py`: library.properties, README.md,
-extras/PROVENANCE.txt and the third-party licenses table). PROVENANCE.md describes the
-rendered files.
+extras/PROVENANCE.txt and the third-party licenses table) and whose facts for programs
+(`Provenance.facts`, `generator.facts.LibraryFacts`) `render.py` writes to extras/library.json.
+PROVENANCE.md describes the rendered files.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from generator.build.patches import Patch
 from generator.build.prune import Pruning
+from generator.facts import ComponentPin, LibraryFacts
 
 
 @dataclass(frozen=True)
@@ -106,3 +109,21 @@ class Provenance:
     def components(self) -> tuple[ComponentRecord, ...]:
         """ExecuTorch, then the third-party components (the licenses table's rows)."""
         return (self.executorch, *self.third_party)
+
+    def facts(self, kernels: Sequence[str]) -> LibraryFacts:
+        """The facts extras/library.json holds, with `kernels`: the operator of each kernel
+        the library's codegen sources register (`generator.facts.kernel_names`)."""
+        return LibraryFacts(
+            library_version=self.library_version,
+            pin=self.executorch.sha,
+            executorch_url=self.executorch.url,
+            ref=self.ref,
+            upstream_version=self.upstream_version,
+            components=tuple(ComponentPin(c.name, c.url, c.sha) for c in self.third_party),
+            op_set=self.op_set_description,
+            operators=self.ops,
+            kernels=tuple(kernels),
+            prim_ops=self.prim_ops,
+            examples=self.examples,
+            from_file=True,
+        )

@@ -19,7 +19,8 @@ import jinja2
 
 from generator import data_dir, package_path
 from generator.build.provenance import Provenance
-from generator.layout import PIN_FILE
+from generator.facts import kernel_names, texts_under
+from generator.layout import CODEGEN_DIR, LIBRARY_FACTS_FILE, PIN_FILE
 
 #: The suffix of a template: rendered, and written without it.
 TEMPLATE_SUFFIX = ".jinja"
@@ -74,7 +75,8 @@ def write_pin(library: Path, sha: str) -> None:
 
 
 def render_metadata(library: Path, provenance: Provenance, link_modes: str) -> None:
-    """Render every `*.jinja` of `library_template/` into `library`, at its path without the suffix.
+    """Render every `*.jinja` of `library_template/` into `library`, at its path without the suffix,
+    and write extras/library.json (`write_facts`).
 
     That is library.properties, README.md, extras/PROVENANCE.txt and the licenses README. Each
     template reads the attributes of one name, `p`: the `Provenance`, and the README
@@ -91,3 +93,14 @@ def render_metadata(library: Path, provenance: Provenance, link_modes: str) -> N
             p=provenance,
             link_modes=link_modes,
         )
+    write_facts(library, provenance)
+
+
+def write_facts(library: Path, provenance: Provenance) -> None:
+    """extras/library.json (`generator.layout.LIBRARY_FACTS_FILE`): `provenance`'s facts, with
+    the kernels the codegen sources below `library` register, read from those sources as a
+    library without the file is read (`generator.facts.read_facts`)."""
+    kernels = kernel_names(texts_under(library, CODEGEN_DIR))
+    dest = library / LIBRARY_FACTS_FILE
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(provenance.facts(kernels).to_json(), encoding="utf-8")

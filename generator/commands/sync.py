@@ -38,13 +38,15 @@ from generator.cache import default_cache_dir
 from generator.check.linkmodes import link_modes_markdown, update_sketches
 from generator.commands.build import BuildOptions, BuildResult, build_library, options_from_args
 from generator.commands.check import run_check
+from generator.compare import size_rows
 from generator.errors import FatalError
+from generator.facts import facts_in_folder
 from generator.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME, SYNC_PREFIX
 from generator.inputs import check_repo, clean_token
 from generator.layout import (
     CHECK_REPORT_FILE,
-    CODEGEN_DIR,
     GENERATED_PATHS,
+    LIBRARY_FACTS_FILE,
     LIBRARY_NAME,
     PIN_FILE,
     PROPERTIES_FILE,
@@ -56,10 +58,8 @@ from generator.sync.body import (
     PullRequestFacts,
     commit_message,
     emulated_runs,
-    kernel_names,
     pr_title,
     render_body,
-    size_rows,
     workflow_token_note,
 )
 from generator.sync.github import (
@@ -73,7 +73,7 @@ from generator.sync.github import (
 )
 from generator.sync.inputs import check_api_url, check_base
 from generator.sync.report import committed_report
-from generator.sync.tree import read_texts, replace_generated
+from generator.sync.tree import replace_generated
 from generator.sync.version import (
     check_not_relabelled,
     check_version_greater,
@@ -85,7 +85,7 @@ from generator.version import check_explicit_version
 from generator.workflows import installed_drift
 
 #: Files whose change alone does not make a sync worth a pull request.
-_VOLATILE = frozenset({PROVENANCE_FILE, CHECK_REPORT_FILE})
+_VOLATILE = frozenset({PROVENANCE_FILE, LIBRARY_FACTS_FILE, CHECK_REPORT_FILE})
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -643,7 +643,7 @@ def _facts(
 ) -> PullRequestFacts:
     """Gather what the body says, comparing the regenerated tree with the base branch."""
     lib, base_rev = clone.lib, clone.base_rev
-    base_pin_text = g.file_at(lib, base_rev, PIN_FILE)
+    base_facts = g.facts_at(lib, base_rev)
     base_report_text = g.file_at(lib, base_rev, CHECK_REPORT_FILE)
     base_report: dict[str, Any] | None = None
     if base_report_text:
@@ -659,13 +659,13 @@ def _facts(
         link_modes=link_modes_markdown(report_dict),
         ref=built.ref,
         sha=built.sha,
-        base_pin=base_pin_text.strip() if base_pin_text else None,
+        base_pin=base_facts.pin,
         upstream_version=built.upstream_version,
         library_version=built.library_version,
         base_version=properties_version(g.file_at(lib, base_rev, PROPERTIES_FILE)),
         op_set=list(built.op_set),
-        kernels=kernel_names(read_texts(built.out / CODEGEN_DIR, built.out)),
-        base_kernels=kernel_names(g.files_under(lib, base_rev, CODEGEN_DIR)),
+        kernels=list(facts_in_folder(built.out).kernels),
+        base_kernels=list(base_facts.kernels),
         added=by_status["A"],
         removed=by_status["D"],
         changed=by_status["M"],

@@ -15,27 +15,10 @@ from generator.compare import (
     UPSTREAM_COMMIT,
     UPSTREAM_COMPARE,
     SizeRow,
-    kernel_names,
     kernels_only_in,
-    size_rows,
     size_table,
 )
 from generator.markdown import code_fence, signed
-
-#: `kernel_names` and `size_rows` are also imported from here (they were defined here).
-__all__ = [
-    "MAX_LINE",
-    "MAX_LINES",
-    "PullRequestFacts",
-    "SizeRow",
-    "commit_message",
-    "emulated_runs",
-    "kernel_names",
-    "pr_title",
-    "render_body",
-    "size_rows",
-    "workflow_token_note",
-]
 
 #: The pull request body's template (in generator/templates/).
 PULL_REQUEST_TEMPLATE = "pr_body.md.jinja"
