@@ -32,8 +32,8 @@ from sync_fixtures import (
 
 from generator.commands.sync import SyncOptions, SyncResult, run_sync
 from generator.errors import FatalError
-from generator.main import main
 from generator.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
+from generator.main import main
 from generator.sync.github import GitHubRepo
 
 COMMENT_NEW = f"Superseded by #2 (ExecuTorch {SHA_NEW[:12]}, library 0.3.0)"
