@@ -139,8 +139,7 @@ def run_codegen(root: Path, op_set: OpSet, out_dir: Path, max_kernel_header: Pat
     Raises:
         FatalError: when the codegen fails or registers other operators than asked.
     """
-    tg = torchgen_dir()
-    native = tg / "packaged" / "ATen" / "native"
+    native = torchgen_dir() / "packaged" / "ATen" / "native"
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="et-codegen-") as tmp:
         shim = Path(tmp) / "shim"
@@ -148,65 +147,10 @@ def run_codegen(root: Path, op_set: OpSet, out_dir: Path, max_kernel_header: Pat
         (shim / "executorch" / "__init__.py").write_text(_SHIM, encoding="utf-8")
         work = Path(tmp) / "out"
         work.mkdir()
-        selected = work / "selected_operators.yaml"
-        selection = (
-            ["--include_all_operators", f"--ops_schema_yaml_path={CORTEX_M_YAML}"]
-            if op_set.mode == "all-ops"
-            else [f"--root_ops={','.join(op_set.ops)}"]
-        )
-        _run(
-            ["-m", "codegen.tools.gen_oplist", f"--output_path={selected}", *selection],
-            root,
-            shim,
-            "codegen.tools.gen_oplist",
-        )
-        _run(
-            [
-                "-m",
-                "codegen.gen",
-                f"--source-path={root / 'codegen'}",
-                f"--install-dir={work}",
-                f"--tags-path={native / 'tags.yaml'}",
-                f"--aten-yaml-path={native / 'native_functions.yaml'}",
-                f"--op-selection-yaml-path={selected}",
-                f"--functions-yaml-path={root / PORTABLE_YAML}",
-                f"--custom-ops-yaml-path={root / CORTEX_M_YAML}",
-            ],
-            root,
-            shim,
-            "codegen.gen",
-        )
-        max_kernel_header.parent.mkdir(parents=True, exist_ok=True)
-        _run(
-            [
-                "-m",
-                "codegen.tools.gen_max_kernel_num",
-                f"--oplist-yaml={selected}",
-                f"--prim-ops-source={root / PRIM_OPS_SOURCE}",
-                f"--output-path={max_kernel_header}",
-            ],
-            root,
-            shim,
-            "codegen.tools.gen_max_kernel_num",
-        )
-        everything = work / "RegisterCodegenUnboxedKernelsEverything.cpp"
-        if not everything.is_file():
-            raise FatalError(
-                "the codegen wrote no RegisterCodegenUnboxedKernelsEverything.cpp; this ref's "
-                "codegen output changed and the generator needs updating"
-            )
-        kept: list[str] = []
-        for path in sorted(work.iterdir()):
-            if path.suffix not in (".h", ".cpp"):
-                continue
-            # The sharded copies hold the same kernels as ...Everything.cpp: keeping both is a
-            # duplicate-symbol error.
-            if re.fullmatch(r"RegisterCodegenUnboxedKernels_\d+\.cpp", path.name):
-                continue
-            if HOST_ONLY_INCLUDES.search(path.read_text(encoding="utf-8")):
-                continue
-            shutil.copyfile(path, out_dir / path.name)
-            kept.append(path.name)
+        selected = _select_operators(root, shim, op_set, work)
+        _generate_registration(root, shim, native, selected, work)
+        _size_registry(root, shim, selected, max_kernel_header)
+        kept = _keep_device_sources(work, out_dir)
     kernels = count_kernels(out_dir)
     if sorted(kernels) != sorted(op_set.ops):
         missing = sorted(set(op_set.ops) - set(kernels))
@@ -216,6 +160,108 @@ def run_codegen(root: Path, op_set: OpSet, out_dir: Path, max_kernel_header: Pat
             f"{len(op_set.ops)}: missing {missing or 'none'}, unexpected {extra or 'none'}"
         )
     return CodegenResult(tuple(kept), tuple(kernels), max_kernel_header)
+
+
+def _select_operators(root: Path, shim: Path, op_set: OpSet, work: Path) -> Path:
+    """`selected_operators.yaml` for `op_set`, written into `work` by the ref's
+    `codegen.tools.gen_oplist` (`--include_all_operators` for `--all-ops`, else the op set's
+    root ops); its path.
+
+    Raises:
+        FatalError: when the tool fails.
+    """
+    selected = work / "selected_operators.yaml"
+    selection = (
+        ["--include_all_operators", f"--ops_schema_yaml_path={CORTEX_M_YAML}"]
+        if op_set.mode == "all-ops"
+        else [f"--root_ops={','.join(op_set.ops)}"]
+    )
+    _run(
+        ["-m", "codegen.tools.gen_oplist", f"--output_path={selected}", *selection],
+        root,
+        shim,
+        "codegen.tools.gen_oplist",
+    )
+    return selected
+
+
+def _generate_registration(
+    root: Path, shim: Path, native: Path, selected: Path, work: Path
+) -> None:
+    """Run the ref's `codegen.gen` for the operators of `selected` (portable and Cortex-M
+    yaml, torchgen's `native` yaml folder), writing its sources into `work`.
+
+    Raises:
+        FatalError: when the codegen fails.
+    """
+    _run(
+        [
+            "-m",
+            "codegen.gen",
+            f"--source-path={root / 'codegen'}",
+            f"--install-dir={work}",
+            f"--tags-path={native / 'tags.yaml'}",
+            f"--aten-yaml-path={native / 'native_functions.yaml'}",
+            f"--op-selection-yaml-path={selected}",
+            f"--functions-yaml-path={root / PORTABLE_YAML}",
+            f"--custom-ops-yaml-path={root / CORTEX_M_YAML}",
+        ],
+        root,
+        shim,
+        "codegen.gen",
+    )
+
+
+def _size_registry(root: Path, shim: Path, selected: Path, max_kernel_header: Path) -> None:
+    """Write `selected_max_kernel_num.h` to `max_kernel_header` with the ref's
+    `gen_max_kernel_num`: the registry's size, the kernels of `selected` plus the prim ops
+    of `PRIM_OPS_SOURCE` (with every operator selected, no size: the compile-time default).
+
+    Raises:
+        FatalError: when the tool fails.
+    """
+    max_kernel_header.parent.mkdir(parents=True, exist_ok=True)
+    _run(
+        [
+            "-m",
+            "codegen.tools.gen_max_kernel_num",
+            f"--oplist-yaml={selected}",
+            f"--prim-ops-source={root / PRIM_OPS_SOURCE}",
+            f"--output-path={max_kernel_header}",
+        ],
+        root,
+        shim,
+        "codegen.tools.gen_max_kernel_num",
+    )
+
+
+def _keep_device_sources(work: Path, out_dir: Path) -> list[str]:
+    """Copy the codegen's `.h` and `.cpp` files from `work` into `out_dir`, leaving out the
+    sharded copies of `RegisterCodegenUnboxedKernelsEverything.cpp` and the files that
+    register into PyTorch itself (`HOST_ONLY_INCLUDES`); the names kept, sorted.
+
+    Raises:
+        FatalError: when the codegen wrote no `RegisterCodegenUnboxedKernelsEverything.cpp`.
+    """
+    everything = work / "RegisterCodegenUnboxedKernelsEverything.cpp"
+    if not everything.is_file():
+        raise FatalError(
+            "the codegen wrote no RegisterCodegenUnboxedKernelsEverything.cpp; this ref's "
+            "codegen output changed and the generator needs updating"
+        )
+    kept: list[str] = []
+    for path in sorted(work.iterdir()):
+        if path.suffix not in (".h", ".cpp"):
+            continue
+        # The sharded copies hold the same kernels as ...Everything.cpp: keeping both is a
+        # duplicate-symbol error.
+        if re.fullmatch(r"RegisterCodegenUnboxedKernels_\d+\.cpp", path.name):
+            continue
+        if HOST_ONLY_INCLUDES.search(path.read_text(encoding="utf-8")):
+            continue
+        shutil.copyfile(path, out_dir / path.name)
+        kept.append(path.name)
+    return kept
 
 
 def torch_version() -> str:
