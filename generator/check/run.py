@@ -242,6 +242,39 @@ def run_program(
     done = threading.Event()
     stop = threading.Event()
     start = time.monotonic()
+    proc = _start(argv, env)
+    assert proc.stdout is not None and proc.stderr is not None
+    err_chunks: list[bytes] = []
+    watched = tuple(w.encode() for w in watch if w)
+    readers = [
+        threading.Thread(
+            target=_pump_lines, args=(proc.stdout, out, done, stop, watched), daemon=True
+        ),
+        threading.Thread(target=_pump_text, args=(proc.stderr, err_chunks), daemon=True),
+    ]
+    try:
+        for t in readers:
+            t.start()
+        _wait(proc, out, done, stop, deadline=start + timeout)
+    finally:
+        _reap(proc)
+    for t in readers:
+        t.join(timeout=5)
+    proc.stdout.close()
+    proc.stderr.close()
+    out.done = done.is_set() or any(line.strip() == DONE_LINE for line in out.lines)
+    out.stderr = b"".join(err_chunks).decode("utf-8", errors="replace")
+    out.seconds = time.monotonic() - start
+    return out
+
+
+def _start(argv: list[str], env: dict[str, str] | None) -> subprocess.Popen[bytes]:
+    """Start `argv` in a session of its own, stdout and stderr piped, with `env` over this
+    process's environment, and count it among the live programs (`stop_children`).
+
+    Raises:
+        FatalError: the program cannot be started.
+    """
     try:
         proc = subprocess.Popen(
             argv,
@@ -255,51 +288,46 @@ def run_program(
         raise FatalError(f"cannot start {argv[0]}: {e}") from None
     with _LIVE_LOCK:
         _LIVE.add(proc)
-    assert proc.stdout is not None and proc.stderr is not None
-    err_chunks: list[bytes] = []
-    watched = tuple(w.encode() for w in watch if w)
-    readers = [
-        threading.Thread(
-            target=_pump_lines, args=(proc.stdout, out, done, stop, watched), daemon=True
-        ),
-        threading.Thread(target=_pump_text, args=(proc.stderr, err_chunks), daemon=True),
-    ]
-    try:
-        for t in readers:
-            t.start()
-        deadline = start + timeout
-        grace_end: float | None = None
-        while not stop.is_set():
-            if done.is_set() and grace_end is None:
-                grace_end = time.monotonic() + DONE_GRACE_SECONDS
-            try:
-                out.exit_code = proc.wait(timeout=0.05)
-                break
-            except subprocess.TimeoutExpired:
-                now = time.monotonic()
-                if grace_end is not None:
-                    if now > grace_end:
-                        break
-                elif now > deadline:
-                    out.timed_out = True
+    return proc
+
+
+def _wait(
+    proc: subprocess.Popen[bytes],
+    out: RunOutput,
+    done: threading.Event,
+    stop: threading.Event,
+    deadline: float,
+) -> None:
+    """Wait, polling every 50 ms, for the first of: `proc` exits (its code in
+    `out.exit_code`); `stop` is set; `DONE_GRACE_SECONDS` pass after `done` is set; or, while
+    `done` is not set, `deadline` (a `time.monotonic()` time) passes (`out.timed_out`)."""
+    grace_end: float | None = None
+    while not stop.is_set():
+        if done.is_set() and grace_end is None:
+            grace_end = time.monotonic() + DONE_GRACE_SECONDS
+        try:
+            out.exit_code = proc.wait(timeout=0.05)
+            break
+        except subprocess.TimeoutExpired:
+            now = time.monotonic()
+            if grace_end is not None:
+                if now > grace_end:
                     break
-    finally:
-        if proc.returncode is None:
-            _kill(proc)
-        # The session may hold children that keep the pipes open; kill them too.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        with _LIVE_LOCK:
-            _LIVE.discard(proc)
-    for t in readers:
-        t.join(timeout=5)
-    proc.stdout.close()
-    proc.stderr.close()
-    out.done = done.is_set() or any(line.strip() == DONE_LINE for line in out.lines)
-    out.stderr = b"".join(err_chunks).decode("utf-8", errors="replace")
-    out.seconds = time.monotonic() - start
-    return out
+            elif now > deadline:
+                out.timed_out = True
+                break
+
+
+def _reap(proc: subprocess.Popen[bytes]) -> None:
+    """Kill `proc` and its session, wait for it, and drop it from the live programs."""
+    if proc.returncode is None:
+        _kill(proc)
+    # The session may hold children that keep the pipes open; kill them too.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with _LIVE_LOCK:
+        _LIVE.discard(proc)
 
 
 def run_emulated(
