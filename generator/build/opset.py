@@ -9,9 +9,11 @@ The default op set is every Cortex-M backend operator (each entry of the ref's
 `--ops-from-pte` takes exactly the operators the given `.pte` files call.
 
 ExecuTorch's prim ops (`aten::sym_size.int`, `executorch_prim::*`) are no part of any op set:
-every library ships the ref's `kernels/prim_ops/register_prim_ops.cpp`, whose table kernel
-selection (step 10, `selection.py`) registers as one, when a sketch's model.h selects any prim
-op, so `--ops-from-pte` leaves them out of the codegen's selection.
+every library ships the ref's `kernels/prim_ops/register_prim_ops.cpp`, so `--ops-from-pte`
+leaves them out of the codegen's selection. Kernel selection (step 10, `selection.py`)
+registers that file's table as one, before the runtime's first registry lookup, when a
+sketch's model.h selects a prim op; a model.h without a selection registers them with every
+kernel, through the fallback.
 
 Reading the kernel yamls and finding each kernel's source takes about a second; the choice is a
 function of the tree and the options, so `op_set_choice` keeps it in the step cache.
