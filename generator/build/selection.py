@@ -13,21 +13,34 @@ resolves a symbol still undefined):
   `et_arduino_register_<op>()` registering one (idempotent); no static initializer. Each table
   and function is a section of its own (-ffunction-sections -fdata-sections), so the link's
   garbage collection keeps only what a model.h's select functions reach.
-- ExecuTorch's prim ops table (`register_prim_ops.cpp`): its static registration becomes
-  `et_arduino_register_prim_ops()`, and each prim op gets `et_arduino_register_<op>()`
-  registering the table, appended there (one member: the prim ops register together).
+- ExecuTorch's prim ops table (`register_prim_ops.cpp`): the patch `prim-ops-on-selection`
+  removes its static registration, and this step appends `et_arduino_register_prim_ops()` and,
+  for each prim op, `et_arduino_register_<op>()` registering the table (one member: the prim
+  ops register together).
 - `KernelSelectionAll.cpp`: `et_arduino_kernels_fallback()` registering every kernel, linked
   only when no model.h defines the (weak, empty) fallback: a model.h from before kernel
   selection keeps working, with the old footprint.
 - `KernelSelection.cpp`: `et_arduino_register_kernels()`, which the runtime calls before its
-  first registry lookup (patched into `operator_registry.cpp`'s `get_registered_kernels`): it
-  calls the fallback, then every operator's `et_arduino_select_<op>()`: the model.h's (weak),
-  or else the empty weak default defined here. Sketch objects come before the library on
-  arduino-cli's link line and the linker keeps the first weak definition, so a model.h's
-  wins. A sketch that never loads a method never reaches the hook, so the linker's garbage
-  collection drops every kernel.
+  first registry lookup (the patch `registry-calls-kernel-selection` puts the call into
+  `operator_registry.cpp`'s `get_registered_kernels`): it calls the fallback, then every
+  operator's `et_arduino_select_<op>()`: the model.h's (weak), or else the empty weak default
+  defined here. Sketch objects come before the library on arduino-cli's link line and the
+  linker keeps the first weak definition, so a model.h's wins. A sketch that never loads a
+  method never reaches the hook, so the linker's garbage collection drops every kernel.
 
-The symbol names are `et_pte.kernel_symbol`'s (the shipped tool that writes model.h).
+The C++ written is Jinja templates in `generator/templates/` (`RegisterKernelsByOperator.cpp`,
+`KernelSelectionAll.cpp`, `KernelSelection.cpp`, `prim_ops_selection.cpp`, each `.jinja`, and
+the shared `kernel_selection.jinja`), rendered by `render.render`. Not in `library_template/`:
+`render_metadata` renders every `.jinja` there into every library with only the `Provenance`,
+and the build copies `library_template/src` as it is; these files need this step's facts (the
+operators), and two of them are pieces of upstream files rather than files of their own. The
+two edits of upstream sources are `patches.py`'s `PRIM_OPS_ON_SELECTION` and
+`REGISTRY_CALLS_KERNEL_SELECTION`, applied here, after the dtypes as before, not in the patch
+step: each calls or is completed by the code this step writes, and the prim ops are read
+before their registration is patched.
+
+The symbol names are `et_registration.kernel_symbol`'s and its `*_PREFIX` / `*_SYMBOL` names
+(the shipped tools, whose model.h calls them).
 """
 
 from __future__ import annotations
@@ -38,22 +51,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator.build.models import TOOLS_DIR, import_tool, registered_prim_ops
+from generator.build.patches import (
+    KERNEL_SELECTION_BANNER,
+    KERNEL_SELECTION_HOOK,
+    PRIM_OPS_ON_SELECTION,
+    REGISTRY_CALLS_KERNEL_SELECTION,
+)
+from generator.build.render import render
 from generator.errors import FatalError
 from generator.layout import CODEGEN_DIR, PRIM_OPS_SOURCE
 
 if TYPE_CHECKING:
-    import et_registration as et_pte  # extras/tools (mypy_path)
+    import et_registration  # extras/tools (mypy_path)
 else:
-    et_pte = import_tool(TOOLS_DIR / "et_registration.py")
+    et_registration = import_tool(TOOLS_DIR / "et_registration.py")
 
 #: The codegen's one registration source, which this step splits (and removes).
 EVERYTHING = "RegisterCodegenUnboxedKernelsEverything.cpp"
 #: What replaces it: one kernel table and one register function per operator.
 REGISTRATION_SOURCE = "RegisterKernelsByOperator.cpp"
-#: The registry source patched to call the selection hook before its first lookup.
-OPERATOR_REGISTRY = "src/executorch/runtime/kernel/operator_registry.cpp"
-HOOK = "et_arduino_register_kernels"
-PRIM_OPS_FUNCTION = "et_arduino_register_prim_ops"
+#: What registers the prim ops' table (appended to their source).
+PRIM_OPS_FUNCTION = f"{et_registration.REGISTER_PREFIX}prim_ops"
 
 _TABLE_START = "static Kernel kernels_to_register[] = {"
 #: The table ends `),  // Generated kernels\n};\n` (the last entry's `),` optional). Found by
@@ -66,21 +84,6 @@ _STATIC_REGISTRATION = re.compile(
     r"^[ \t]*static auto success_with_kernel_reg = register_kernels\(kernel_span\);[ \t]*\n",
     re.M,
 )
-_PRIM_REGISTRATION = re.compile(
-    r"^[ \t]*auto success_with_kernel_reg =\s*"
-    r"(?:executorch::ET_RUNTIME_NAMESPACE::)?register_kernels\(kernel_span\);[ \t]*\n",
-    re.M,
-)
-_GET_REGISTERED = re.compile(r"^Span<const Kernel> get_registered_kernels\(\) \{\n", re.M)
-
-
-def _table_span(table: str) -> str:
-    """C++ for the span over `table` (in the registration unit's namespace), built when its
-    register function runs."""
-    qualified = f"torch::executor::function::{table}"
-    size = f"sizeof({qualified}) / sizeof({qualified}[0])"
-    return f"KernelSpan({qualified},\n      {qualified} + {size})"
-
 
 _STALE_COMMENT = (
     "// Return value not used. Keep the static variable assignment to register\n"
@@ -89,7 +92,8 @@ _STALE_COMMENT = (
 #: The static span, removed with the comment lines right above it (found from the span:
 #: a regex starting at every comment line would take quadratic time).
 _STATIC_SPAN = re.compile(r"^static KernelSpan kernel_span\([^;]*\);[ \t]*\n", re.M)
-_BANNER = "// Generated by the ExecuTorch Arduino library generator (kernel selection)."
+#: `split_registration`'s result: (head, operator -> entries, tail).
+_Split = tuple[str, dict[str, list[str]], str]
 
 
 @dataclass(frozen=True)
@@ -97,14 +101,18 @@ class KernelSelection:
     """What the kernel-selection step wrote.
 
     Attributes:
-        kernels: operator -> its kernel selection symbol (`et_pte.kernel_symbol`), for the
-            codegen's kernels; prim: the same for ExecuTorch's prim ops;
-        files: library paths written or changed (sorted).
+        kernels: operator -> its kernel selection symbol (`et_registration.kernel_symbol`),
+            for the codegen's kernels; prim: the same for ExecuTorch's prim ops;
+        files: library paths written or changed (sorted);
+        patches: the name of each patch applied (`patches.PRIM_OPS_ON_SELECTION`, only when
+            there are prim ops, then `patches.REGISTRY_CALLS_KERNEL_SELECTION`) -> the
+            library paths it touched.
     """
 
     kernels: dict[str, str]
     prim: dict[str, str]
     files: tuple[str, ...]
+    patches: dict[str, list[str]]
 
 
 def _symbols(operators: list[str]) -> dict[str, str]:
@@ -113,13 +121,13 @@ def _symbols(operators: list[str]) -> dict[str, str]:
     seen: dict[str, str] = {}
     for op in operators:
         try:
-            sym = et_pte.kernel_symbol(op)
+            sym = et_registration.kernel_symbol(op)
         except ValueError as e:
             raise FatalError(f"kernel selection: {e}") from None
         if sym in seen:
             raise FatalError(
                 f"kernel selection: operators {seen[sym]} and {op} both map to the symbol "
-                f"{sym}; et_pte.kernel_symbol needs a finer mapping for this op set"
+                f"{sym}; et_registration.kernel_symbol needs a finer mapping for this op set"
             )
         seen[sym] = op
         out[op] = sym
@@ -150,7 +158,7 @@ def _comment_lines_above(text: str, line: int) -> int:
     return line
 
 
-def split_registration(text: str) -> tuple[str, dict[str, list[str]], str]:
+def split_registration(text: str) -> _Split:
     """Split the codegen's registration source into head, entries per operator, and tail.
 
     Returns:
@@ -193,22 +201,83 @@ def split_registration(text: str) -> tuple[str, dict[str, list[str]], str]:
     return head, entries, tail
 
 
-def _register_function(sym: str, body: str) -> str:
-    return (
-        f'extern "C" void {et_pte.REGISTER_PREFIX}{sym}(void) {{\n'
-        "  static bool registered = false;\n"
-        "  if (registered) {\n"
-        "    return;\n"
-        "  }\n"
-        "  registered = true;\n"
-        f"  {body}\n"
-        "}\n"
-    )
+def _facts() -> dict[str, str]:
+    """The names every kernel-selection template reads (see the templates' comments)."""
+    return {
+        "banner": KERNEL_SELECTION_BANNER,
+        "hook": KERNEL_SELECTION_HOOK,
+        "register_prefix": et_registration.REGISTER_PREFIX,
+        "select_prefix": et_registration.SELECT_PREFIX,
+        "register_all": et_registration.REGISTER_ALL_SYMBOL,
+        "select_all": et_registration.SELECT_ALL_SYMBOL,
+        "fallback": et_registration.FALLBACK_SYMBOL,
+        "prim_ops_function": PRIM_OPS_FUNCTION,
+        "register_kernels": "::executorch::ET_RUNTIME_NAMESPACE::register_kernels",
+        "everything": EVERYTHING,
+        "upstream_header": "// @generated by gen.py from RegisterCodegenUnboxedKernels.cpp",
+    }
 
 
-def _write(path: Path, text: str, written: list[str], library: Path) -> None:
+def _write(library: Path, path: Path, text: str) -> str:
+    """Write `text` to `path`; returns its library path."""
     path.write_text(text, encoding="utf-8")
-    written.append(path.relative_to(library).as_posix())
+    return path.relative_to(library).as_posix()
+
+
+def _split_everything(library: Path, kernels: dict[str, str], split: _Split) -> str:
+    """Replace the codegen's registration by `RegisterKernelsByOperator.cpp`: one translation
+    unit (compiled once, like the codegen's own file), one table and one register function per
+    operator, each in its own section (-ffunction-sections -fdata-sections, as the board core
+    compiles), so the link keeps only the tables of the register functions a model.h calls.
+    Per-operator files would cost a parse of the runtime's headers each (~0.4 s of compile per
+    operator). Returns the file's library path."""
+    head, entries, tail = split
+    text = render(
+        "RegisterKernelsByOperator.cpp.jinja",
+        opening=head[: -len(_TABLE_START) - 1],
+        closing=tail[len("};\n") :],
+        kernels=[
+            {"op": op, "sym": sym, "entries": "".join(entries[op])} for op, sym in kernels.items()
+        ],
+        **_facts(),
+    )
+    return _write(library, library / CODEGEN_DIR / REGISTRATION_SOURCE, text)
+
+
+def _select_prim_ops(library: Path, prim: dict[str, str]) -> list[str]:
+    """Patch `prim-ops-on-selection` and append the prim ops' register functions; returns the
+    library paths touched."""
+    touched = PRIM_OPS_ON_SELECTION.apply(library)
+    source = library / PRIM_OPS_SOURCE
+    functions = render(
+        "prim_ops_selection.cpp.jinja",
+        prim=[{"op": op, "sym": sym} for op, sym in prim.items()],
+        **_facts(),
+    )
+    _write(library, source, source.read_text(encoding="utf-8") + "\n" + functions)
+    return touched
+
+
+def _operators(library: Path) -> tuple[_Split, dict[str, str], dict[str, str]]:
+    """The codegen's registration split, and the symbols of its kernels and of the prim ops.
+
+    Raises:
+        FatalError: the registration is missing or changed layout; two operators share a
+            symbol; an operator is registered by both.
+    """
+    everything = library / CODEGEN_DIR / EVERYTHING
+    if not everything.is_file():
+        raise FatalError(f"kernel selection: the codegen's {everything} is missing")
+    split = split_registration(everything.read_text(encoding="utf-8"))
+    kernels = _symbols(list(split[1]))
+    prim = _symbols(sorted(registered_prim_ops(library / PRIM_OPS_SOURCE)))
+    both = sorted(kernels.keys() & prim.keys())
+    if both:
+        raise FatalError(
+            f"kernel selection: {', '.join(both)} registered by both the codegen and the prim "
+            "ops; the runtime refuses the second registration"
+        )
+    return split, kernels, prim
 
 
 def apply_kernel_selection(library: Path) -> KernelSelection:
@@ -216,153 +285,27 @@ def apply_kernel_selection(library: Path) -> KernelSelection:
     module docstring) and hook the runtime's registry to it.
 
     Args:
-        library: the library root, after the codegen, vendoring and patches.
+        library: the library root, after the codegen, vendoring, patches and dtypes.
     Returns:
-        the operators and the files written.
+        the operators, the files written and the patches applied.
     Raises:
-        FatalError: a source no longer has the layout this step transforms (named), or two
-            operators collide on one symbol.
+        FatalError: a source no longer has the layout this step transforms or patches (named),
+            or two operators collide on one symbol.
     """
-    codegen = library / CODEGEN_DIR
-    everything = codegen / EVERYTHING
-    if not everything.is_file():
-        raise FatalError(f"kernel selection: the codegen's {everything} is missing")
-    head, entries, tail = split_registration(everything.read_text(encoding="utf-8"))
-    kernels = _symbols(list(entries))
-    prim_source = library / PRIM_OPS_SOURCE
-    prim = _symbols(sorted(registered_prim_ops(prim_source)))
-    both = sorted(kernels.keys() & prim.keys())
-    if both:
-        raise FatalError(
-            f"kernel selection: {', '.join(both)} registered by both the codegen and the prim "
-            "ops; the runtime refuses the second registration"
-        )
-    written: list[str] = []
+    split, kernels, prim = _operators(library)
+    everything = library / CODEGEN_DIR / EVERYTHING
     everything.unlink()
-    written.append(everything.relative_to(library).as_posix())
-    call = "::executorch::ET_RUNTIME_NAMESPACE::register_kernels("
-    # One translation unit (compiled once, like the codegen's own file), one table and one
-    # register function per operator: each in its own section (-ffunction-sections
-    # -fdata-sections, as the board core compiles), so the link keeps only the tables of the
-    # register functions a model.h calls. Per-operator files would cost a parse of the
-    # runtime's headers each (~0.4 s of compile per operator).
-    opening = head[: -len(_TABLE_START) - 1]
-    closing = tail[len("};\n") :]
-    tables = "".join(
-        f"// {op}\nstatic Kernel kernels_{sym}[] = {{\n" + "".join(entries[op]) + "};\n\n"
-        for op, sym in kernels.items()
-    )
-    functions = "\n".join(
-        f"// {op}\n" + _register_function(sym, f"(void){call}{_table_span(f'kernels_{sym}')});")
-        for op, sym in kernels.items()
-    )
-    text = (
-        opening.replace(
-            "// @generated by gen.py from RegisterCodegenUnboxedKernels.cpp",
-            f"// @generated by gen.py; {_BANNER[3:]}\n// {EVERYTHING}, one table per operator",
-        )
-        + tables
-        + closing
-        + "\n"
-        + functions
-    )
-    _write(codegen / REGISTRATION_SOURCE, text, written, library)
-
+    written = [
+        everything.relative_to(library).as_posix(),
+        _split_everything(library, kernels, split),
+    ]
+    patches: dict[str, list[str]] = {}
     if prim:
-        source = prim_source.read_text(encoding="utf-8")
-        new, n = _PRIM_REGISTRATION.subn("", source, count=1)
-        if n != 1:
-            raise FatalError(
-                f"kernel selection: {PRIM_OPS_SOURCE} no longer registers its table with "
-                "`auto success_with_kernel_reg = ...register_kernels(kernel_span);`; "
-                "generator/build/selection.py needs updating"
-            )
-        new += (
-            f"\n{_BANNER}\n// The prim ops register when a sketch selects one of them (see\n"
-            "// src/executorch/codegen/KernelSelection.cpp), not at start-up; each prim op's\n"
-            "// register function registers the whole table.\n"
-            + _register_function(
-                "prim_ops", f"(void){call}torch::executor::function::kernel_span);"
-            )
-            + "".join(
-                f"// {op}\n"
-                f'extern "C" void {et_pte.REGISTER_PREFIX}{sym}(void) {{\n'
-                f"  {PRIM_OPS_FUNCTION}();\n"
-                "}\n"
-                for op, sym in prim.items()
-            )
-        )
-        _write(prim_source, new, written, library)
-
-    every = {**kernels, **prim}
-    declare = "".join(
-        f'extern "C" void {et_pte.REGISTER_PREFIX}{s}(void);\n' for s in every.values()
-    )
-    calls = "".join(f"  {et_pte.REGISTER_PREFIX}{s}();\n" for s in every.values())
-    _write(
-        codegen / "KernelSelectionAll.cpp",
-        f"{_BANNER}\n// Linked when no model.h of the sketch selects kernels (a model.h from\n"
-        "// before kernel selection): the fallback registers every kernel, as before; or when\n"
-        "// a model.h registers every kernel (pte_to_header.py --all-kernels, or a program it\n"
-        f"// did not read), through {et_pte.REGISTER_ALL_SYMBOL}().\n"
-        + declare
-        + f'extern "C" void {et_pte.REGISTER_ALL_SYMBOL}(void) {{\n'
-        + calls
-        + "}\n"
-        + f'extern "C" void {et_pte.FALLBACK_SYMBOL}(void) {{\n'
-        + f"  {et_pte.REGISTER_ALL_SYMBOL}();\n"
-        + "}\n",
-        written,
-        library,
-    )
-    # Weak, empty defaults: a model.h's weak definition comes first on the link line (sketch
-    # objects precede the library), and the linker keeps the first of two weak definitions.
-    selects = (
-        "".join(
-            f'extern "C" __attribute__((weak)) void {et_pte.SELECT_PREFIX}{s}(void) {{}}\n'
-            for s in every.values()
-        )
-        + f'extern "C" __attribute__((weak)) void {et_pte.SELECT_ALL_SYMBOL}(void) {{}}\n'
-    )
-    select_calls = "".join(f"  {et_pte.SELECT_PREFIX}{s}();\n" for s in every.values())
-    _write(
-        codegen / "KernelSelection.cpp",
-        f"{_BANNER}\n// The runtime calls {HOOK}() before its first registry lookup\n"
-        "// (runtime/kernel/operator_registry.cpp): the sketch's model.h files decide which\n"
-        "// kernels register, and only those are linked.\n"
-        f'extern "C" void {et_pte.FALLBACK_SYMBOL}(void);\n'
-        + selects
-        + f'extern "C" void {HOOK}(void) {{\n'
-        "  static bool done = false;\n"
-        "  if (done) {\n"
-        "    return;\n"
-        "  }\n"
-        "  done = true;\n"
-        f"  {et_pte.FALLBACK_SYMBOL}();\n"
-        + f"  {et_pte.SELECT_ALL_SYMBOL}();\n"
-        + select_calls
-        + "}\n",
-        written,
-        library,
-    )
-
-    registry = library / OPERATOR_REGISTRY
-    text = registry.read_text(encoding="utf-8") if registry.is_file() else ""
-    m = _GET_REGISTERED.search(text)
-    first_ns = text.find("\nnamespace executorch {")
-    if m is None or first_ns < 0:
-        raise FatalError(
-            f"kernel selection: {OPERATOR_REGISTRY} has no `namespace executorch {{` with a "
-            "`Span<const Kernel> get_registered_kernels() {` to hook; "
-            "generator/build/selection.py needs updating"
-        )
-    hooked = (
-        text[: first_ns + 1]
-        + f"{_BANNER}\n// Defined in src/executorch/codegen/KernelSelection.cpp.\n"
-        + f'extern "C" void {HOOK}(void);\n\n'
-        + text[first_ns + 1 : m.end()]
-        + f"  {HOOK}();  // registers the kernels the sketch selected, once\n"
-        + text[m.end() :]
-    )
-    _write(registry, hooked, written, library)
-    return KernelSelection(kernels, prim, tuple(sorted(set(written))))
+        patches[PRIM_OPS_ON_SELECTION.name] = _select_prim_ops(library, prim)
+    symbols = [*kernels.values(), *prim.values()]
+    for name in ("KernelSelectionAll.cpp", "KernelSelection.cpp"):
+        text = render(f"{name}.jinja", symbols=symbols, **_facts())
+        written.append(_write(library, library / CODEGEN_DIR / name, text))
+    patches[REGISTRY_CALLS_KERNEL_SELECTION.name] = REGISTRY_CALLS_KERNEL_SELECTION.apply(library)
+    files = {*written, *(path for touched in patches.values() for path in touched)}
+    return KernelSelection(kernels, prim, tuple(sorted(files)), patches)
