@@ -671,6 +671,27 @@ def test_generator_imports_et_pte_by_path() -> None:
     assert models.import_tool(TOOLS / "et_pte.py") is module is sys.modules["et_pte"]
 
 
+def test_the_generator_imports_each_tool_once_without_a_sys_path_entry() -> None:
+    # et_pte.py's split: each module imports the ones it builds on; through import_tool (in
+    # models.py's order) they find each other in sys.modules, and none adds extras/tools.
+    code = (
+        "import sys\n"
+        "from generator.build import models\n"
+        "tools = [m for m in sorted(sys.modules) if m.startswith('et_')]\n"
+        "print(tools, [p for p in sys.path if p.endswith('tools')])\n"
+        "print(models.et_checks.et_pte is models.et_pte is models.et_registration.et_pte,\n"
+        "      models.et_dtypes.et_checks is models.et_checks)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=TOOLS.parents[1], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "['et_checks', 'et_dtypes', 'et_model_h', 'et_pte', 'et_registration'] []",
+        "True True",
+    ]
+
+
 def test_generator_write_model_header(tmp_path: Path) -> None:
     out = tmp_path / "examples" / "AddModel" / "model.h"
     assert models.write_model_header(ADD_MODEL, out) == 1156
