@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from generator.commands.build import BuildOptions, BuildResult
 from generator.commands.sync import SyncOptions, SyncResult, run_sync
 from generator.errors import FatalError
-from generator.layout import CODEGEN_DIR, PIN_FILE, PROVENANCE_FILE
+from generator.facts import LibraryFacts
+from generator.layout import CODEGEN_DIR, LIBRARY_FACTS_FILE, PIN_FILE, PROVENANCE_FILE
 from generator.sync.github import GitHubRepo
 from generator.version import library_version
 
@@ -140,12 +141,15 @@ class FakeBuild:
         extra: extra files (path -> text) every build writes (e.g. a top-level README.md that
             sync must not copy).
         provenance_note: written into PROVENANCE.txt, to vary it without other changes.
+        facts_file: also write extras/library.json, as today's build does (without it, the
+            tree is an older generator's).
     """
 
     refs: dict[str, tuple[str, str, list[str]]]
     calls: list[BuildOptions] = field(default_factory=list)
     extra: dict[str, str] = field(default_factory=dict)
     provenance_note: str = "built"
+    facts_file: bool = False
 
     def __call__(self, options: BuildOptions, out: Path) -> BuildResult:
         self.calls.append(options)
@@ -181,6 +185,14 @@ class FakeBuild:
             ),
             **self.extra,
         }
+        if self.facts_file:
+            files[LIBRARY_FACTS_FILE] = LibraryFacts(
+                version,
+                sha,
+                ref=options.executorch_ref,
+                upstream_version=upstream,
+                kernels=tuple(kernels),
+            ).to_json()
         for path, text in files.items():
             target = out / path
             target.parent.mkdir(parents=True, exist_ok=True)

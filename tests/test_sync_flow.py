@@ -38,6 +38,7 @@ from sync_fixtures import (
 from generator.cache import default_cache_dir
 from generator.errors import FatalError
 from generator.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
+from generator.layout import LIBRARY_FACTS_FILE
 
 
 def test_first_sync_opens_a_labelled_pr_from_a_bot_commit(
@@ -186,6 +187,40 @@ def test_next_ref_body_shows_compare_link_size_deltas_and_kernel_changes(
     assert "Kernels registered: **3** (base: 2, +1)" in body
     assert "- added: `aten::relu.out`" in body
     assert "**0** added, **0** removed, **6** changed" in body
+
+
+def test_a_tree_with_the_facts_file_is_compared_with_an_older_generators_base(
+    sync: Runner, fake: FakeGitHub, remote: Path, tmp_path: Path
+) -> None:
+    """main holds a library without extras/library.json (an older generator's): its pin and
+    kernels are read from its other files; the regenerated tree's from its facts file."""
+    first = sync("v1.5.1", "0.2.0")
+    merge_into_main(remote, first.branch, tmp_path / "merge")
+    assert LIBRARY_FACTS_FILE not in ls_tree(remote, "main")
+    sync.build.facts_file = True
+
+    result = sync("main", "0.3.0")
+
+    assert LIBRARY_FACTS_FILE in ls_tree(remote, result.branch)
+    body = fake.pulls[2].body
+    assert f"compare/{SHA_OLD}...{SHA_NEW}" in body
+    assert "Kernels registered: **3** (base: 2, +1)" in body
+    assert "- added: `aten::relu.out`" in body
+    assert "**1** added, **0** removed, **5** changed" in body  # added: the facts file
+
+
+def test_a_change_of_the_facts_file_alone_opens_no_pull_request(
+    sync: Runner, fake: FakeGitHub, remote: Path, tmp_path: Path
+) -> None:
+    sync.build.facts_file = True
+    first = sync("v1.5.1", "0.2.0")
+    merge_into_main(remote, first.branch, tmp_path / "merge")
+    refs_before = branches(remote)
+    # the same commit by another name: PROVENANCE.txt and library.json say the new ref
+    sync.build.refs["release-1.5"] = sync.build.refs["v1.5.1"]
+    result = sync("release-1.5", "0.2.0")
+    assert result.status == "in-sync"
+    assert branches(remote) == refs_before
 
 
 def test_body_says_when_the_repos_workflows_differ_from_the_generators(
