@@ -36,14 +36,3 @@ def replace_generated(worktree: Path, built: Path) -> list[str]:
         elif source.exists():
             shutil.copy2(source, worktree / name)
     return sorted(p.name for p in built.iterdir() if p.name not in GENERATED_PATHS)
-
-
-def read_texts(folder: Path, root: Path) -> dict[str, str]:
-    """Text of every file below `folder`, keyed by path relative to `root` (POSIX)."""
-    if not folder.is_dir():
-        return {}
-    return {
-        p.relative_to(root).as_posix(): p.read_text(errors="replace")
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
