@@ -577,7 +577,11 @@ def _place(
     storage_base: int,
     writable: bool,
 ) -> None:
-    """Read each region in place or copy it into the heap (llext_copy_region)."""
+    """Read each region in place or copy it into the heap (llext_copy_region).
+
+    Raises:
+        LoadError: relocations into the split-out rodata, or no room on the heap for a copy.
+    """
     # SYMTAB, STRTAB and SHSTRTAB are not allocated sections: with writable or persistent
     # storage (every UNO Q core) the loader reads them in place, so they take no heap.
     for name in (*_COPY_ORDER, "RODATA_NORELOC"):
