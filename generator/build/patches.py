@@ -340,3 +340,13 @@ def apply_patches(library: Path) -> dict[str, list[str]]:
         FatalError: when a patch no longer applies (naming the file or pattern).
     """
     return {patch.name: patch.apply(library) for patch in PATCHES}
+
+
+#: Every Arduino patch, in the order the build applies them (PROVENANCE lists the applied ones
+#: in this order).
+ALL_PATCHES: tuple[Patch, ...] = (
+    *PATCHES,
+    DTYPE_SELECTIVE_BUILD,
+    PRIM_OPS_ON_SELECTION,
+    REGISTRY_CALLS_KERNEL_SELECTION,
+)

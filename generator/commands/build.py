@@ -45,7 +45,12 @@ from generator.build.examples import (
 from generator.build.flatc import SchemaHeaders, schema_headers
 from generator.build.models import check_library_models, ops_in_pte
 from generator.build.opset import OpSetChoice, available_op_sources, op_set_choice, prim_ops
-from generator.build.patches import DTYPE_SELECTIVE_BUILD, PATCHES, TEMPLATE_PLATFORM, apply_patches
+from generator.build.patches import (
+    ALL_PATCHES,
+    DTYPE_SELECTIVE_BUILD,
+    TEMPLATE_PLATFORM,
+    apply_patches,
+)
 from generator.build.provenance import ComponentRecord, Provenance, RefFiles
 from generator.build.prune import Pruning, prune_unreachable
 from generator.build.reader import READER_DIR, program_reader
@@ -312,6 +317,7 @@ def _build_into(
 
     with rep.step("split the kernel registration per operator"):
         selection = apply_kernel_selection(library)
+        applied.update(selection.patches)
         rep.note(
             f"{len(selection.kernels)} kernels and {len(selection.prim)} prim ops, each "
             "linked only when a sketch's model.h selects it"
@@ -520,7 +526,7 @@ def _provenance(
         tools=tools,
         ref_files=vendored.ref_files,
         pruning=pruning,
-        patches=tuple(p for p in (*PATCHES, DTYPE_SELECTIVE_BUILD) if p.name in applied),
+        patches=tuple(p for p in ALL_PATCHES if p.name in applied),
         flatc_version=schema.flatc_version,
         torch_version=torch_version(),
         python_version=platform.python_version(),
