@@ -7,13 +7,17 @@ inputs are copied from there.
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from generator import data_dir
+from generator.atomic import write_atomic
 from generator.build.models import TOOLS_DIR, ops_in_pte, write_model_header
+from generator.build.render import tree_hash
+from generator.cache import StepCache, code_version
 from generator.errors import FatalError
 from generator.layout import EXAMPLES, MODEL_HEADER
 from generator.userpaths import input_file
@@ -122,27 +126,72 @@ def plan_examples(
     return plans
 
 
-def write_examples(root: Path, library: Path, plans: Sequence[ExamplePlan], reader: Path) -> None:
+def write_examples(
+    root: Path,
+    library: Path,
+    plans: Sequence[ExamplePlan],
+    reader: Path,
+    steps: StepCache | None = None,
+) -> None:
     """Copy our sketches, make each model.h (selecting the kernels its model calls, read with
     the program reader at `reader`), copy the example data from the ref.
+
+    Each model.h is a step-cache entry (`steps`; None: always made) keyed by what makes it:
+    the .pte's bytes, the program reader's files, the shipped tools' code (the `model.h`
+    codec) and this step's code; a warm build writes the cached text.
 
     Raises:
         FatalError: when our sketch for an example is missing or a .pte is unreadable.
     """
+    tools = _tools_digest()
     for plan in plans:
         template = TEMPLATE_EXAMPLES / plan.name
         if not template.is_dir():
             raise FatalError(f"the sketch for {plan.name} is missing from {TEMPLATE_EXAMPLES}")
         dest = library / "examples" / plan.name
         shutil.copytree(template, dest)
-        try:
-            operators = ops_in_pte(plan.pte, reader)
-        except FatalError as e:
-            raise FatalError(f"{plan.name}: {e}") from None
-        write_model_header(plan.pte, dest / MODEL_HEADER, operators=operators)
+        _write_model_header(plan, dest / MODEL_HEADER, reader, tools, steps)
         for pattern in EXAMPLE_DATA.get(plan.name, ()):
             for data in sorted((root / REF_EXAMPLES / plan.name).glob(pattern)):
                 shutil.copyfile(data, dest / data.name)
+
+
+def _tools_digest() -> str:
+    """sha256 of the shipped tools' code (`extras/tools/*.py`, by name)."""
+    digest = hashlib.sha256()
+    for tool in sorted(TOOLS_DIR.glob("*.py")):
+        digest.update(tool.name.encode() + b"\0" + tool.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _write_model_header(
+    plan: ExamplePlan, out: Path, reader: Path, tools: str, steps: StepCache | None
+) -> None:
+    """Write `plan`'s model.h to `out`, from the step cache when it holds it."""
+    key: dict[str, str] = {}
+    if steps is not None:
+        try:
+            pte = hashlib.sha256(plan.pte.read_bytes()).hexdigest()
+        except OSError:
+            pte = ""  # write_model_header names the unreadable file
+        if pte:
+            key = {
+                "pte": pte,
+                "reader": tree_hash(reader),
+                "tools": tools,
+                "code": code_version("build.examples", "build.models"),
+            }
+            cached = steps.get("model-h", key, lambda v: v if isinstance(v, str) else None)
+            if cached is not None:
+                write_atomic(out, cached)
+                return
+    try:
+        operators = ops_in_pte(plan.pte, reader)
+    except FatalError as e:
+        raise FatalError(f"{plan.name}: {e}") from None
+    write_model_header(plan.pte, out, operators=operators)
+    if steps is not None and key:
+        steps.put("model-h", key, out.read_text(encoding="utf-8"))
 
 
 def copy_tools(library: Path) -> tuple[str, ...]:

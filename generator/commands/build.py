@@ -12,6 +12,7 @@ every step succeeded (`staging.py`). `sync` runs the same `build_library`.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import platform
 import shutil
 import time
@@ -53,7 +54,7 @@ from generator.build.patches import (
 )
 from generator.build.provenance import ComponentRecord, Provenance, RefFiles
 from generator.build.prune import Pruning, prune_unreachable
-from generator.build.reader import READER_DIR, program_reader
+from generator.build.reader import READER_DIR, ReaderPackage, program_reader
 from generator.build.render import render_metadata, tree_hash, write_pin
 from generator.build.selection import apply_kernel_selection
 from generator.build.sources import (
@@ -73,6 +74,7 @@ from generator.cache import (
     StepCache,
     build_lock,
     check_cache_dir,
+    code_version,
     create_cache_dir,
     default_cache_dir,
     objects_dir,
@@ -245,7 +247,59 @@ def _build_into(
     overrides: dict[str, Path],
     rep: Reporter,
 ) -> Provenance:
-    """Run every step into the empty folder `library`; returns what the library records."""
+    """Run every step into the empty folder `library`; returns what the library records.
+
+    Three phases, the steps of `generator/build/` in their order: the sources (checkouts,
+    the program reader), the library's code (op set to kernel selection), then the examples,
+    the pruning, the model check and the metadata.
+    """
+    inputs = _sources(options, library, cache, examples, overrides, rep)
+    # The pure steps' results are cached under what the tree is: the SHA and the paths.
+    steps = StepCache(cache)
+    code = _library_code(options, inputs, library, cache, steps, rep)
+
+    with rep.step("write the examples"):
+        write_examples(inputs.source.root, library, inputs.plans, inputs.reader.folder, steps)
+        tools = copy_tools(library)
+
+    with rep.step("ship only the sources the shipped code links"):
+        hits = steps.hits
+        pruning = prune_unreachable(
+            library, code.vendored.prunable, objects_dir(cache), steps=steps
+        )
+        rep.note(pruning.summary + _from_cache(steps, hits))
+
+    with rep.step("check the models against the library"):
+        _check_models(library, _unique(options.ops_from_pte + options.dtypes_from_pte), steps)
+
+    with rep.step("render metadata"):
+        write_pin(library, inputs.source.sha)
+        provenance = _provenance(options, library, inputs, code, tools, pruning)
+        render_metadata(library, provenance, unchecked_link_modes())
+    return provenance
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What the first phase found: the ExecuTorch tree, the examples' models, the third-party
+    checkouts and the program reader (written into the library)."""
+
+    source: ExecutorchSource
+    tree: dict[str, Any]
+    plans: list[ExamplePlan]
+    third_party: ThirdParty
+    reader: ReaderPackage
+
+
+def _sources(
+    options: BuildOptions,
+    library: Path,
+    cache: Path,
+    examples: list[str],
+    overrides: dict[str, Path],
+    rep: Reporter,
+) -> _Inputs:
+    """Steps 1 and 2: check out ExecuTorch and its components, write the program reader."""
     et = load_component("executorch")
     with rep.step(f"check out ExecuTorch {options.executorch_ref}"):
         co = checkout(options.executorch_repo, options.executorch_ref, et.checkout, cache)
@@ -261,10 +315,33 @@ def _build_into(
             third_party.flatbuffers, source.root / "schema", library / READER_DIR, cache
         )
         rep.note(f"flatc {reader.flatc_version} -> {READER_DIR}")
-
-    # The pure steps' results are cached under what the tree is: the SHA and the paths.
-    steps = StepCache(cache)
     tree = {"sha": source.sha, "paths": list(et.checkout)}
+    return _Inputs(source, tree, plans, third_party, reader)
+
+
+@dataclass(frozen=True)
+class _Code:
+    """What the second phase wrote into the library (see `_library_code`)."""
+
+    chosen: OpSetChoice
+    generated: CodegenResult
+    vendored: VendoredSources
+    schema: SchemaHeaders
+    applied: dict[str, list[str]]
+    dtypes: DtypeSelection
+
+
+def _library_code(
+    options: BuildOptions,
+    inputs: _Inputs,
+    library: Path,
+    cache: Path,
+    steps: StepCache,
+    rep: Reporter,
+) -> _Code:
+    """Steps 3 to 10: the op set, the codegen, the vendored sources, the schema headers,
+    the patches, the dtype selection and the kernel selection."""
+    source, tree = inputs.source, inputs.tree
     with rep.step("select the op set"):
         hits = steps.hits
         chosen = op_set_choice(
@@ -272,7 +349,7 @@ def _build_into(
             source.root,
             ops=list(options.ops) if options.ops is not None else None,
             all_ops=options.all_ops,
-            pte_ops=_ops_in_ptes(options.ops_from_pte, reader.folder),
+            pte_ops=_ops_in_ptes(options.ops_from_pte, inputs.reader.folder),
             steps=steps,
         )
         rep.note(
@@ -294,14 +371,14 @@ def _build_into(
 
     with rep.step("vendor sources"):
         hits = steps.hits
-        vendored = _vendor_sources(source, third_party, chosen, library, rep, tree, steps)
+        vendored = _vendor_sources(source, inputs.third_party, chosen, library, rep, tree, steps)
         rep.note(
             f"{vendored.headers_added} headers and helper sources found by following includes"
             + _from_cache(steps, hits)
         )
 
     with rep.step("generate the schema headers"):
-        fb = third_party.flatbuffers
+        fb = inputs.third_party.flatbuffers
         schema_dir = library / SCHEMA_HEADERS_DIR
         schema = schema_headers(fb.path, fb.url, fb.sha, source.root / "schema", schema_dir, cache)
         rep.note(f"flatc {schema.flatc_version} ({schema.flatc})")
@@ -310,7 +387,7 @@ def _build_into(
         applied = apply_patches(library)
 
     with rep.step("select the kernels' dtypes"):
-        dtypes = _select_dtypes(options, source.root, library, reader.folder, chosen)
+        dtypes = _select_dtypes(options, source.root, library, inputs.reader.folder, chosen)
         if dtypes.files:
             applied[DTYPE_SELECTIVE_BUILD.name] = DTYPE_SELECTIVE_BUILD.apply(library)
         rep.note(dtypes.description)
@@ -322,38 +399,7 @@ def _build_into(
             f"{len(selection.kernels)} kernels and {len(selection.prim)} prim ops, each "
             "linked only when a sketch's model.h selects it"
         )
-
-    with rep.step("write the examples"):
-        write_examples(source.root, library, plans, reader.folder)
-        tools = copy_tools(library)
-
-    with rep.step("ship only the sources the shipped code links"):
-        hits = steps.hits
-        pruning = prune_unreachable(library, vendored.prunable, objects_dir(cache), steps=steps)
-        rep.note(pruning.summary + _from_cache(steps, hits))
-
-    with rep.step("check the models against the library"):
-        _check_models(library, _unique(options.ops_from_pte + options.dtypes_from_pte))
-
-    with rep.step("render metadata"):
-        write_pin(library, source.sha)
-        provenance = _provenance(
-            options,
-            library,
-            source=source,
-            third_party=third_party,
-            chosen=chosen,
-            generated=generated,
-            vendored=vendored,
-            schema=schema,
-            applied=applied,
-            plans=plans,
-            tools=tools,
-            pruning=pruning,
-            dtypes=dtypes,
-        )
-        render_metadata(library, provenance, unchecked_link_modes())
-    return provenance
+    return _Code(chosen, generated, vendored, schema, applied, dtypes)
 
 
 def unchecked_link_modes() -> str:
@@ -447,15 +493,25 @@ def _vendor_sources(
     return VendoredSources(tuple(ref_files), len(closure.added), tuple(prunable))
 
 
-def _check_models(library: Path, ptes: tuple[Path, ...]) -> None:
+def _check_models(library: Path, ptes: tuple[Path, ...], steps: StepCache) -> None:
     """A library whose examples (or `--ops-from-pte` models) cannot run on it must not be
     written: kernels, prim ops and delegate backends are all checked.
+
+    A pass is a step-cache entry (`steps`) keyed by everything the check reads: the whole
+    library tree as it stands (its models, registration, prim ops, program reader and tools),
+    the `.pte` files' bytes, and the code of `generator/build/models.py`; a failure is never
+    cached, so its messages always come from a fresh check.
 
     Raises:
         FatalError: naming each problem and the ways out.
     """
+    key = _model_check_key(library, ptes) if steps.root is not None else None
+    if key is not None and steps.get("model-check", key, lambda v: v if v is True else None):
+        return
     models = check_library_models(library, ptes=ptes)
     if models.passed:
+        if key is not None:
+            steps.put("model-check", key, True)
         return
     problems = [f"  {r.name}: {p.message}" for r in models.results for p in r.problems] + [
         f"  {r.name}: {r.error}" for r in models.results if r.error
@@ -472,23 +528,28 @@ def _check_models(library: Path, ptes: tuple[Path, ...]) -> None:
     )
 
 
+def _model_check_key(library: Path, ptes: tuple[Path, ...]) -> dict[str, Any] | None:
+    """The model check's step-cache key, or None when a `.pte` cannot be read (the check
+    itself then names it)."""
+    try:
+        digests = [hashlib.sha256(p.read_bytes()).hexdigest() for p in ptes]
+    except OSError:
+        return None
+    return {"library": tree_hash(library), "ptes": digests, "code": code_version("build.models")}
+
+
 def _provenance(
     options: BuildOptions,
     library: Path,
-    *,
-    source: ExecutorchSource,
-    third_party: ThirdParty,
-    chosen: OpSetChoice,
-    generated: CodegenResult,
-    vendored: VendoredSources,
-    schema: SchemaHeaders,
-    applied: dict[str, list[str]],
-    plans: list[ExamplePlan],
+    inputs: _Inputs,
+    code: _Code,
     tools: tuple[str, ...],
     pruning: Pruning,
-    dtypes: DtypeSelection,
 ) -> Provenance:
     """What the library records, from the steps' results (`library`: its finished src/)."""
+    source, third_party, plans = inputs.source, inputs.third_party, inputs.plans
+    chosen, generated, vendored, schema = code.chosen, code.generated, code.vendored, code.schema
+    applied, dtypes = code.applied, code.dtypes
     et = source.component
     return Provenance(
         library_version=source.library_version,
