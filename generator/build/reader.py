@@ -24,14 +24,19 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from generator.build.checkout import checkout
-from generator.build.flatc import find_flatc, flatc_version, pinned_flatbuffers_version
+from generator.build.flatc import (
+    find_flatc,
+    flatc_version,
+    pinned_flatbuffers_version,
+    run_flatc,
+)
 from generator.build.sources import PinnedSource
+from generator.cache import StepCache
 from generator.errors import FatalError
 
 #: Where a library keeps the reader package (must equal et_pte.LIBRARY_READER_DIR).
@@ -122,7 +127,14 @@ def _init_text(version: str, schema_dir: Path, identifier: str) -> str:
     )
 
 
-def write_program_reader(flatc: Path, schema_dir: Path, runtime: Path, dest: Path) -> Path:
+def write_program_reader(
+    flatc: Path,
+    schema_dir: Path,
+    runtime: Path,
+    dest: Path,
+    steps: StepCache | None = None,
+    version: str | None = None,
+) -> Path:
     """Write the program reader package (see the module docstring) to `dest`.
 
     Deterministic: the same flatc, schema and runtime give the same bytes. `dest` is
@@ -134,6 +146,9 @@ def write_program_reader(flatc: Path, schema_dir: Path, runtime: Path, dest: Pat
         runtime: FlatBuffers' Python runtime package at the pinned commit (`RUNTIME_PATH`
             of the FlatBuffers checkout); its top-level `*.py` are copied.
         dest: the package folder, `<library>/READER_DIR` (or a cache folder).
+        steps: the build's step cache, through which flatc runs (`flatc.run_flatc`); None:
+            flatc always runs.
+        version: flatc's version when the caller knows it (else flatc is asked).
 
     Returns:
         `dest`.
@@ -150,20 +165,18 @@ def write_program_reader(flatc: Path, schema_dir: Path, runtime: Path, dest: Pat
             f"{runtime} is not FlatBuffers' Python runtime (no __init__.py and table.py); "
             f"the FlatBuffers checkout needs {RUNTIME_PATH} (vendored/flatbuffers.yaml)"
         )
-    version = flatc_version(flatc) or "(unknown version)"
+    version = version or flatc_version(flatc) or "(unknown version)"
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
     try:
         with tempfile.TemporaryDirectory(prefix="flatc-python-") as out:
-            proc = subprocess.run(
-                [str(flatc), *FLATC_PYTHON_FLAGS, "-o", out, str(schema)],
-                capture_output=True,
-                text=True,
-                check=False,
+            proc = run_flatc(
+                flatc, FLATC_PYTHON_FLAGS, [schema], Path(out), steps or StepCache(None)
             )
             generated = Path(out) / GENERATED_MODULE
-            if proc.returncode != 0 or not generated.is_file():
-                reason = (proc.stderr or proc.stdout).strip() or f"no {GENERATED_MODULE} written"
+            if proc is not None or not generated.is_file():
+                said = (proc.stderr or proc.stdout).strip() if proc is not None else ""
+                reason = said or f"no {GENERATED_MODULE} written"
                 raise FatalError(f"flatc {version} failed on {schema}: {reason}")
             source = generated.read_text(encoding="utf-8")
         (staging / GENERATED_MODULE).write_text(
@@ -217,5 +230,6 @@ def program_reader(
         # check the component's paths out again (the commit is cached, nothing is fetched).
         component = flatbuffers.component
         tree = checkout(flatbuffers.url, flatbuffers.sha, component.checkout, cache_dir).path
-    write_program_reader(flatc, schema_dir, tree / RUNTIME_PATH, dest)
+    steps = StepCache(cache_dir)
+    write_program_reader(flatc, schema_dir, tree / RUNTIME_PATH, dest, steps, version)
     return ReaderPackage(dest, flatc, version)
