@@ -4,8 +4,10 @@ model). Layout under the cache root (the user cache folder, or `--cache-dir`):
 
 - `repos/<url slug>/`: the cached clones (`generator/build/checkout.py`), every use of them
   under `repos.lock` (`repos_lock`);
-- `steps/<step>/<key>.json`: the results of the pure, expensive build steps (the op set
-  choice, the kernel-registration codegen, the include closure, the pruning), `StepCache`;
+- `steps/<step>/<key>.json`: the results of the pure, expensive build steps, `StepCache`:
+  the op set choice (`opset`), the kernel-registration codegen (`codegen`), the include closure
+  (`includes`), the pruning (`prune`), each example's model.h (`model-h`), the model check's pass
+  (`model-check`), flatc's outputs and its version answers (`flatc`, `flatc-version`);
 - `objects/`: objects compiled by content (`generator/toolchain/objcache.py`), shared by the
   build's pruning step and `check` (`objects_dir`);
 - `flatc/<version>/flatc`: a flatc built from the pinned FlatBuffers
