@@ -38,13 +38,12 @@ from pathlib import Path
 from git import Blob, Git, GitCommandError, Repo
 from git.exc import BadName
 
-from generator.build.checkout import refuse_transport
 from generator.errors import FatalError
 from generator.facts import LibraryFacts, read_facts
 from generator.gitfail import redact_urls
 from generator.properties import properties_version
 from generator.tempdirs import owned_temp_dir
-from generator.urls import REFUSAL, check_token_url, no_proxy_with_loopback
+from generator.urls import REFUSAL, check_token_url, no_proxy_with_loopback, refuse_transport
 from generator.version import highest, parse, tag_versions
 
 #: The environment variable the askpass script reads the token from (set for git only).

@@ -23,6 +23,9 @@ import ipaddress
 import re
 from urllib.parse import urlsplit
 
+import git
+from git.exc import UnsafeProtocolError
+
 from generator.errors import FatalError
 
 #: ExecuTorch's canonical upstream (git's `url.<base>.insteadOf` maps it to a mirror).
@@ -200,3 +203,33 @@ def askpass_reply(prompt: str, user: str, token: str) -> tuple[str | None, str]:
         why = problem or "not an http(s) URL"
         return None, f"fatal: executorch-arduino: {REFUSAL} {display_url(url)}: {why}"
     return (user if match.group("what") == "Username" else token), ""
+
+
+#: The option that names ExecuTorch's URL (`build`, `sync`): what messages about it say.
+REPO_OPTION = "--executorch-repo"
+
+
+def refuse_transport(url: str, *, pinned: bool = False, option: str = REPO_OPTION) -> None:
+    """Refuse a URL of git's `<transport>::<address>` form before anything is created.
+
+    Those name a remote helper program (`ext::` runs a command, `fd::` talks over file
+    descriptors of this process) rather than a server; GitPython refuses them too
+    (`Git.check_unsafe_protocols`). Transports git itself refuses (`protocol.<name>.allow`,
+    a scheme without a helper) fail at the first git command, with git's words.
+
+    Args:
+        pinned: the URL is a component's pin (named without an option).
+        option: the option that gave the URL, for the message (`--remote` for sync).
+    Raises:
+        FatalError: naming the URL (without credentials) and the kinds of URL that work.
+    """
+    try:
+        git.Git.check_unsafe_protocols(url)
+    except UnsafeProtocolError:
+        scheme = re.match(r"[A-Za-z0-9][A-Za-z0-9+.-]*", url)
+        transport = scheme.group(0) if scheme else ""
+        named = display_url(url) if pinned else f"{option} {display_url(url)}"
+        raise FatalError(
+            f"{named} names git's remote helper {transport}:: (a program, not a server), "
+            "which this tool does not run: give an https, ssh or git URL, or a path"
+        ) from None

@@ -27,18 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import git
-from git.exc import UnsafeProtocolError
 
 from generator.cache import repos_dir, repos_lock, stderr_line
 from generator.errors import FatalError
 from generator.gitfail import git_reason, hint, is_missing_ref
-from generator.urls import display_url
+from generator.urls import REPO_OPTION, display_url, refuse_transport
 
 #: git accepts an abbreviated SHA of 4 digits or more.
 HEX_SHA = re.compile(r"^[0-9a-fA-F]{4,40}$")
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 #: The options that name ExecuTorch's repository and ref (messages).
-REPO_OPTION = "--executorch-repo"
 REF_OPTION = "--executorch-ref"
 #: A clone being made is named `.new-<slug>` until it is configured (then renamed).
 NEW_PREFIX = ".new-"
@@ -109,32 +107,6 @@ def _failure(
         f"{what} {display_url(url)}: {_git_error(e)}\n"
         f"{hint(stderr, url_option=_url_option(pinned), folder=where)}"
     )
-
-
-def refuse_transport(url: str, *, pinned: bool = False, option: str = REPO_OPTION) -> None:
-    """Refuse a URL of git's `<transport>::<address>` form before anything is created.
-
-    Those name a remote helper program (`ext::` runs a command, `fd::` talks over file
-    descriptors of this process) rather than a server; GitPython refuses them too
-    (`Git.check_unsafe_protocols`). Transports git itself refuses (`protocol.<name>.allow`,
-    a scheme without a helper) fail at the first git command, with git's words.
-
-    Args:
-        pinned: the URL is a component's pin (named without an option).
-        option: the option that gave the URL, for the message (`--remote` for sync).
-    Raises:
-        FatalError: naming the URL (without credentials) and the kinds of URL that work.
-    """
-    try:
-        git.Git.check_unsafe_protocols(url)
-    except UnsafeProtocolError:
-        scheme = re.match(r"[A-Za-z0-9][A-Za-z0-9+.-]*", url)
-        transport = scheme.group(0) if scheme else ""
-        named = display_url(url) if pinned else f"{option} {display_url(url)}"
-        raise FatalError(
-            f"{named} names git's remote helper {transport}:: (a program, not a server), "
-            "which this tool does not run: give an https, ssh or git URL, or a path"
-        ) from None
 
 
 def _usable(repo: git.Repo) -> str | None:
