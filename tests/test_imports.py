@@ -8,8 +8,10 @@ at the top, in a function (imports deferred to keep start-up light count too), u
 modules (a package `__init__` re-exporting a step) is an ordinary edge; that the
 packages' initialization order works is what the second test shows, by importing each module
 alone in a fresh interpreter. The layers (`NOT_IMPORTED_BY`) are a third test: the shared
-toolchain and the build's steps import nothing of the verbs that run them, and release
-(`generator.release`, `generator.commands.release`) and sync import nothing of each other.
+toolchain and the build's steps import nothing of the verbs that run them, release
+(`generator.release`, `generator.commands.release`) and sync import nothing of each other,
+and the modules they share (git, inputs, tempdirs, facts, urls, version) import nothing of
+the build, the check or a verb.
 """
 
 from __future__ import annotations
@@ -106,6 +108,11 @@ NOT_IMPORTED_BY = {
     # release and sync are verbs side by side: what both use (git, inputs, tempdirs) is shared
     "generator.release": ("sync", "check", "build", "commands", "main"),
     "generator.commands.release": ("sync", "commands.sync", "check", "build"),
+    # the modules release and sync share sit below both, and below the build
+    **{
+        f"generator.{shared}": ("build", "check", "sync", "commands", "release", "main")
+        for shared in ("git", "inputs", "tempdirs", "facts", "urls", "version")
+    },
 }
 
 
@@ -140,6 +147,10 @@ def test_the_layer_rule_finds_an_arrow_up() -> None:
     ]
     assert arrows_up({"generator.commands.release": {"generator.sync.inputs"}}) == [
         "generator.commands.release -> generator.sync.inputs"
+    ]
+    # what release and sync share: git.py once imported the build's checkout for one check
+    assert arrows_up({"generator.git": {"generator.build.checkout", "generator.urls"}}) == [
+        "generator.git -> generator.build.checkout"
     ]
 
 
