@@ -137,20 +137,21 @@ def write_examples(
     the program reader at `reader`), copy the example data from the ref.
 
     Each model.h is a step-cache entry (`steps`; None: always made) keyed by what makes it:
-    the .pte's bytes, the program reader's files, the shipped tools' code (the `model.h`
-    codec) and this step's code; a warm build writes the cached text.
+    the .pte's bytes and file name (its banner names it), the program reader's files, the
+    shipped tools' code (the `model.h` codec) and this step's code; a warm build writes the
+    cached text.
 
     Raises:
         FatalError: when our sketch for an example is missing or a .pte is unreadable.
     """
-    tools = _tools_digest()
+    made_by = {"reader": tree_hash(reader), "tools": _tools_digest()} if steps else {}
     for plan in plans:
         template = TEMPLATE_EXAMPLES / plan.name
         if not template.is_dir():
             raise FatalError(f"the sketch for {plan.name} is missing from {TEMPLATE_EXAMPLES}")
         dest = library / "examples" / plan.name
         shutil.copytree(template, dest)
-        _write_model_header(plan, dest / MODEL_HEADER, reader, tools, steps)
+        _write_model_header(plan, dest / MODEL_HEADER, reader, made_by, steps)
         for pattern in EXAMPLE_DATA.get(plan.name, ()):
             for data in sorted((root / REF_EXAMPLES / plan.name).glob(pattern)):
                 shutil.copyfile(data, dest / data.name)
@@ -165,9 +166,10 @@ def _tools_digest() -> str:
 
 
 def _write_model_header(
-    plan: ExamplePlan, out: Path, reader: Path, tools: str, steps: StepCache | None
+    plan: ExamplePlan, out: Path, reader: Path, made_by: dict[str, str], steps: StepCache | None
 ) -> None:
-    """Write `plan`'s model.h to `out`, from the step cache when it holds it."""
+    """Write `plan`'s model.h to `out`, from the step cache when it holds it (`made_by`: the
+    digests of the program reader and the tools, part of the key)."""
     key: dict[str, str] = {}
     if steps is not None:
         try:
@@ -177,8 +179,8 @@ def _write_model_header(
         if pte:
             key = {
                 "pte": pte,
-                "reader": tree_hash(reader),
-                "tools": tools,
+                "source": plan.pte.name,  # model.h's banner names the file
+                **made_by,
                 "code": code_version("build.examples", "build.models"),
             }
             cached = steps.get("model-h", key, lambda v: v if isinstance(v, str) else None)
@@ -191,7 +193,7 @@ def _write_model_header(
         raise FatalError(f"{plan.name}: {e}") from None
     write_model_header(plan.pte, out, operators=operators)
     if steps is not None and key:
-        steps.put("model-h", key, out.read_text(encoding="utf-8"))
+        steps.put("model-h", key, out.read_bytes().decode("utf-8"))
 
 
 def copy_tools(library: Path) -> tuple[str, ...]:
