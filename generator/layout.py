@@ -48,7 +48,9 @@ KERNEL_REGISTRATION = re.compile(r'\bKernel\s*\(\s*"(?P<name>[^"]+)"')
 #: The registration sources of CODEGEN_DIR (the codegen's `RegisterCodegenUnboxedKernels*.cpp`).
 #: Shipped copy: extras/tools/et_registration.py `REGISTRATION_GLOB`.
 REGISTRATION_GLOB = "Register*Kernels*.cpp"
-#: ExecuTorch's prim ops registration (always shipped; registers at start-up, not by codegen).
+#: ExecuTorch's prim ops registration (always shipped, not made by codegen; with kernel
+#: selection its table registers only when a sketch's model.h selects a prim op, or with every
+#: kernel through the fallback).
 PRIM_OPS_SOURCE = "src/executorch/kernels/prim_ops/register_prim_ops.cpp"
 #: The one platform layer the library ships (ours, from library_template/).
 PLATFORM_DIR = "src/executorch/runtime/platform/default"

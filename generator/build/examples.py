@@ -198,7 +198,8 @@ def _write_model_header(
 
 def copy_tools(library: Path) -> tuple[str, ...]:
     """Copy the generator's tools (`extras/tools/*.py`: pte_to_header, check_models, and the
-    module they share) into the library's `extras/tools/`.
+    modules they share: et_pte, et_registration, et_model_h, et_checks, et_dtypes) into the
+    library's `extras/tools/`.
 
     Returns:
         the names copied, sorted.
