@@ -18,8 +18,8 @@ an otherwise idle machine with local mirrors; `--max-warm`/`--max-cold` make the
 when a median (warm) or the cold run is slower.
 
 Every run's tree must be byte-identical to the cold one (`generator.build.render.tree_hash`;
-extras/PROVENANCE.txt aside for the SHA run, as it records the ref as given): the script exits
-1 otherwise, or when the warm median exceeds `--max-warm`. Prints the wall times (in-process:
+extras/PROVENANCE.txt and extras/library.json aside for the SHA run, as they record the ref
+as given): the script exits 1 otherwise, or when the warm median exceeds `--max-warm`. Prints the wall times (in-process:
 `build_library`, not interpreter start-up), files and bytes written, kernels registered, and the
 operator sources shipped against every portable operator source of the ref.
 """
@@ -43,21 +43,26 @@ from generator.commands.build import (
     BuildResult,
     build_library,
 )
+from generator.layout import LIBRARY_FACTS_FILE, PROVENANCE_FILE
 from generator.urls import DEFAULT_EXECUTORCH_REPO
+
+#: The files that record the ref as given (a branch, or the SHA it names).
+REF_RECORDS = (PROVENANCE_FILE, LIBRARY_FACTS_FILE)
 
 
 def _tree(out: Path, *, provenance: bool = True) -> str:
-    """`tree_hash` of `out`; without `provenance`, of all but extras/PROVENANCE.txt (which
-    records the ref as given)."""
+    """`tree_hash` of `out`; without `provenance`, of all but the two files that record the
+    ref as given (extras/PROVENANCE.txt and extras/library.json)."""
     if provenance:
         return tree_hash(out)
-    record = out / "extras" / "PROVENANCE.txt"
-    text = record.read_bytes()
-    record.unlink()
+    records = {out / name: (out / name).read_bytes() for name in REF_RECORDS}
+    for path in records:
+        path.unlink()
     try:
         return tree_hash(out)
     finally:
-        record.write_bytes(text)
+        for path, data in records.items():
+            path.write_bytes(data)
 
 
 def main() -> int:
