@@ -19,9 +19,10 @@ when a median (warm) or the cold run is slower.
 
 Every run's tree must be byte-identical to the cold one (`generator.build.render.tree_hash`;
 extras/PROVENANCE.txt and extras/library.json aside for the SHA run, as they record the ref
-as given): the script exits 1 otherwise, or when the warm median exceeds `--max-warm`. Prints the wall times (in-process:
-`build_library`, not interpreter start-up), files and bytes written, kernels registered, and the
-operator sources shipped against every portable operator source of the ref.
+as given): the script exits 1 otherwise, or when the warm median exceeds `--max-warm`. Prints
+the wall times (in-process: `build_library`, not interpreter start-up), files and bytes
+written, kernels registered, and the operator sources shipped against every portable operator
+source of the ref.
 """
 
 from __future__ import annotations
