@@ -193,15 +193,17 @@ def test_a_changed_schema_misses_flatc(build: Builder, runs: Runs, upstream: Ups
 
 
 def test_a_failing_model_check_is_not_cached(build: Builder, runs: Runs) -> None:
+    build()  # the default library passes: its entry must not answer for another library
+    (passed,) = build.entries("model-check")
     # Without add.out the examples' AddModel.pte cannot run on the library.
     said = []
     for _ in range(2):
         with pytest.raises(FatalError) as failed:
             build(ops=("aten::mul.out",))
         said.append(str(failed.value))
-    assert runs.model_check == 2  # the second run checked again
+    assert runs.model_check == 3  # the second failing run checked again
     assert "aten::add.out" in said[0] and said[1] == said[0]
-    assert build.entries("model-check") == []
+    assert build.entries("model-check") == [passed]
 
 
 def _stored(result: object, key: str) -> str:
@@ -245,6 +247,26 @@ def test_a_clean_checkout_is_checked_out(tmp_path: Path, upstream: Upstream) -> 
     repo, sha, patterns = _clone(tmp_path)
     assert _checked_out(repo, sha, patterns)
     assert (Path(repo.working_dir) / "runtime" / "core" / "error.h").is_file()
+
+
+def test_a_second_checkout_of_the_same_commit_and_paths_skips_the_commands(
+    tmp_path: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers: list[bool] = []
+    checked_out = generator.build.checkout._checked_out
+
+    def spy(*args: Any) -> bool:
+        answers.append(checked_out(*args))
+        return answers[-1]
+
+    monkeypatch.setattr(generator.build.checkout, "_checked_out", spy)
+    first = checkout(DEFAULT_EXECUTORCH_REPO, "main", PATHS, tmp_path / "cache")
+    second = checkout(DEFAULT_EXECUTORCH_REPO, "main", PATHS, tmp_path / "cache")
+    assert answers == [False, True]  # a new clone is checked out; then it is left alone
+    assert second == first
+    checkout(DEFAULT_EXECUTORCH_REPO, "main", [*PATHS, "codegen"], tmp_path / "cache")
+    assert answers == [False, True, False]  # other paths: checked out again
+    assert (first.path / "codegen" / "macros.h").is_file()
 
 
 def _ignored(work: Path) -> None:
