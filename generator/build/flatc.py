@@ -96,22 +96,27 @@ def run_flatc(
     """Run `flatc FLAGS -o OUT_DIR SCHEMAS`, or write what it wrote last time.
 
     What flatc writes is a step-cache entry (`steps`) keyed by the binary (path and
-    `_identity`), the flags and every `.fbs` of the schemas' folders (an include is read from
-    there): a warm build starts no flatc. flatc writes into a fresh folder, whose files are
-    then copied into `out_dir` (created), so the entry holds exactly what flatc made.
+    `_identity`), the flags and every `.fbs` of the schemas' folders and their subfolders (an
+    include is read from there): a warm build starts no flatc. flatc writes into a fresh
+    folder, whose files are then copied into `out_dir` (created), so the entry holds exactly
+    what flatc made.
 
     Returns:
         None when the files are in place; flatc's completed process when it failed (the
         caller says so, in its words).
     """
     identity = _identity(flatc)
-    inputs = sorted({f for s in schemas for f in s.parent.glob("*.fbs")})
+    folders = sorted({s.parent for s in schemas})
+    inputs = sorted({(d, f) for d in folders for f in d.rglob("*.fbs")})
     key = {
         "flatc": str(flatc),
         "identity": list(identity or ()),
         "flags": list(flags),
         "schemas": [s.name for s in schemas],
-        "inputs": [[f.name, hashlib.sha256(f.read_bytes()).hexdigest()] for f in inputs],
+        "inputs": [
+            [d.name, f.relative_to(d).as_posix(), hashlib.sha256(f.read_bytes()).hexdigest()]
+            for d, f in inputs
+        ],
     }
     cached = steps.get("flatc", key, _files_from) if identity is not None else None
     if cached is None:
