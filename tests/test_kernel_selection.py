@@ -483,3 +483,20 @@ def test_a_kernel_selection_patch_that_no_longer_applies_names_itself(
     path.write_text(text.replace(old, "int upstream_moved ="))
     with pytest.raises(FatalError, match=f"patch {patch} no longer applies: {rel}"):
         apply_kernel_selection(tmp_path / "lib")
+
+
+def test_a_registry_whose_hook_point_comes_before_the_namespace_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The registry patch declares the hook at the first `namespace executorch {` and calls it
+    in get_registered_kernels: a registry where that function comes first would get the text
+    between them twice, so the patch refuses it, naming itself."""
+    _miniature(tmp_path / "lib")
+    path = tmp_path / "lib" / OPERATOR_REGISTRY
+    text = path.read_text()
+    assert text.count("\nnamespace executorch {") == 1
+    moved = text.replace("\nnamespace executorch {", "\nnamespace executorch_upstream {")
+    path.write_text(moved + "\nnamespace executorch {\n}  // namespace executorch\n")
+    with pytest.raises(FatalError, match="patch registry-calls-kernel-selection no longer"):
+        apply_kernel_selection(tmp_path / "lib")
+    assert path.read_text() == moved + "\nnamespace executorch {\n}  // namespace executorch\n"

@@ -293,12 +293,14 @@ def _registry_calls_kernel_selection(library: Path) -> list[str]:
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
     m = _GET_REGISTERED.search(text)
     first_ns = text.find("\nnamespace executorch {")
-    if m is None or first_ns < 0:
+    # The hook is declared at the first `namespace executorch {` and called in
+    # get_registered_kernels, which must come after it (else the text between would repeat).
+    if m is None or first_ns < 0 or m.start() < first_ns:
         raise FatalError(
             f"patch registry-calls-kernel-selection no longer applies: {OPERATOR_REGISTRY} has "
-            "no `namespace executorch {` with a `Span<const Kernel> get_registered_kernels() {` "
-            "to hook; upstream changed its registry (see generator/build/patches.py "
-            "_GET_REGISTERED)"
+            "no `namespace executorch {` followed by a `Span<const Kernel> "
+            "get_registered_kernels() {` to hook; upstream changed its registry (see "
+            "generator/build/patches.py _GET_REGISTERED)"
         )
     hooked = (
         text[: first_ns + 1]
