@@ -18,10 +18,11 @@ from typing import Any
 
 import git as gitpython
 import pytest
-from et_fixture import DYNAMIC_ADD, FIXTURE_PTE, Upstream
+from et_fixture import DYNAMIC_ADD, FIXTURE_PTE, Upstream, wheel_flatc
 
 import generator.build.checkout
 import generator.build.examples
+import generator.build.flatc
 import generator.build.models
 import generator.commands.build
 from generator.build.checkout import _checked_out, checkout
@@ -404,20 +405,50 @@ def test_a_non_utf8_output_is_written_but_not_cached(tmp_path: Path) -> None:
     assert not (tmp_path / "cache" / "steps" / "flatc").exists()
 
 
-def test_known_flatc_version_is_asked_once_per_binary(tmp_path: Path) -> None:
-    log = tmp_path / "asked.log"
-    flatc = executable(tmp_path / "flatc", f'echo asked >> "{log}"\necho "flatc version 24.3.25"\n')
+def test_known_flatc_version_is_asked_once_per_program(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = wheel_flatc()
+    if real is None:
+        pytest.skip("the executorch wheel (its flatc, a program) is not installed")
+    flatc = tmp_path / "flatc"
+    shutil.copy2(real, flatc)
+    asked: list[str] = []
+    ask = generator.build.flatc._flatc_version
+
+    def counting(path: str, identity: tuple[int, ...]) -> str | None:
+        asked.append(path)
+        return ask(path, identity)
+
+    monkeypatch.setattr(generator.build.flatc, "_flatc_version", counting)
     steps = StepCache(tmp_path / "cache")
-    for _ in range(2):
-        _flatc_version.cache_clear()  # a new process: only the step cache remembers
+    for _ in range(2):  # two runs: the step cache remembers the program's answer
         assert known_flatc_version(flatc, steps) == "24.3.25"
-    assert len(lines(log)) == 1
+    assert len(asked) == 1
     stat_ = flatc.stat()
     os.utime(flatc, ns=(stat_.st_atime_ns, stat_.st_mtime_ns + 10**9))  # the binary changed
+    assert known_flatc_version(flatc, steps) == "24.3.25"
+    assert len(asked) == 2
+    assert known_flatc_version(tmp_path / "missing", steps) is None
+
+
+def test_a_script_flatc_is_asked_each_run(tmp_path: Path) -> None:
+    """A script (pyenv's shim, the wheel's entry point) may run another flatc tomorrow
+    without changing itself: its answer is never remembered."""
+    log = tmp_path / "asked.log"
+    target = tmp_path / "version.txt"
+    target.write_text("24.3.25")
+    flatc = executable(
+        tmp_path / "flatc", f'echo asked >> "{log}"\necho "flatc version $(cat {target})"\n'
+    )
+    steps = StepCache(tmp_path / "cache")
     _flatc_version.cache_clear()
     assert known_flatc_version(flatc, steps) == "24.3.25"
+    target.write_text("23.5.26")  # the script now runs another flatc; the script is unchanged
+    _flatc_version.cache_clear()  # a new process
+    assert known_flatc_version(flatc, steps) == "23.5.26"
     assert len(lines(log)) == 2
-    assert known_flatc_version(tmp_path / "missing", steps) is None
+    assert not (tmp_path / "cache" / "steps" / "flatc-version").exists()
 
 
 def test_a_binary_without_a_version_is_not_remembered(tmp_path: Path) -> None:

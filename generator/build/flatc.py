@@ -6,8 +6,10 @@ FlatBuffers' generated code checks the runtime headers' version with a static_as
 flatc of another version makes headers that do not compile against the vendored runtime (or,
 worse, compile and differ). Where flatc comes from, in order:
 1. `$FLATC` (an explicit choice: a mismatched version is an error);
-2. `flatc` on PATH, then the one the `executorch` wheel ships (`executorch/data/bin/flatc`),
-   each used only when its version matches;
+2. the flatc the `executorch` wheel ships (`executorch/data/bin/flatc`, a program), then
+   `flatc` on PATH (often a script: the wheel's entry point, or pyenv's shim), each used only
+   when its version matches (a program's answer is remembered in the step cache, a script's
+   is asked each run: `known_flatc_version`);
 3. a flatc built earlier from the pinned FlatBuffers, cached under `<cache>/flatc/<version>/`;
 4. otherwise it is built now from the pinned FlatBuffers sources with CMake, and cached.
 """
@@ -77,10 +79,15 @@ def _identity(flatc: Path) -> tuple[int, ...] | None:
 
 def known_flatc_version(flatc: Path, steps: StepCache) -> str | None:
     """`flatc_version`, remembered across runs in the step cache `steps` under the binary's
-    path and identity (`_identity`): a warm build starts no `flatc --version`."""
+    path and identity (`_identity`): a warm build starts no `flatc --version`.
+
+    Only for a program file: a script (`#!`, e.g. pyenv's `flatc` shim) may run another flatc
+    tomorrow without changing itself, so its answer is asked each run."""
     identity = _identity(flatc)
     if identity is None:
         return None
+    if _is_script(flatc):
+        return flatc_version(flatc)
     key = {"flatc": str(flatc), "identity": list(identity)}
     found = steps.get("flatc-version", key, lambda v: v if isinstance(v, str) else None)
     if found is None:
@@ -88,6 +95,15 @@ def known_flatc_version(flatc: Path, steps: StepCache) -> str | None:
         if found is not None:
             steps.put("flatc-version", key, found)
     return found
+
+
+def _is_script(path: Path) -> bool:
+    """True when `path` starts with `#!` (or cannot be read: then it is asked, not trusted)."""
+    try:
+        with path.open("rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return True
 
 
 def run_flatc(
@@ -247,7 +263,7 @@ def find_flatc(version: str, url: str, sha: str, cache_dir: Path) -> Path:
             )
         return Path(explicit)
     steps = StepCache(cache_dir)
-    candidates = [shutil.which("flatc"), _wheel_flatc(), flatc_path(cache_dir, version)]
+    candidates = [_wheel_flatc(), shutil.which("flatc"), flatc_path(cache_dir, version)]
     for candidate in candidates:
         if candidate and known_flatc_version(Path(candidate), steps) == version:
             return Path(candidate)
