@@ -460,3 +460,16 @@ def test_a_binary_without_a_version_is_not_remembered(tmp_path: Path) -> None:
         assert known_flatc_version(flatc, steps) is None
     assert len(lines(log)) == 2
     assert not (tmp_path / "cache" / "steps" / "flatc-version").exists()
+
+
+def test_an_empty_folder_left_in_a_clean_checkout_is_removed(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    """`git status` shows no empty folder, so the skip cannot see one: `clean` always runs
+    (a folder named like a source, e.g. `op_zzz.cpp/`, would otherwise be counted or copied)."""
+    repo, sha, patterns = _clone(tmp_path)
+    empty = Path(repo.working_dir) / "kernels" / "portable" / "op_zzz.cpp"
+    empty.mkdir(parents=True)
+    assert _checked_out(repo, sha, patterns)  # what the skip sees: nothing to do
+    checkout(DEFAULT_EXECUTORCH_REPO, sha, PATHS, tmp_path / "cache")
+    assert not empty.exists()

@@ -491,9 +491,9 @@ def _checked_out(repo: git.Repo, sha: str, patterns: list[str]) -> bool:
     """True when the work tree of `repo` already is `sha` with exactly `patterns` checked out
     and nothing else: HEAD detached at `sha`, the sparse-checkout file holding `patterns` and
     non-cone sparse checkout on (what `git sparse-checkout set --no-cone` writes), and
-    `git status` reporting no change,
-    untracked or ignored file. Then the three commands that would make it so (sparse-checkout,
-    checkout, clean) are skipped: one git call instead of three on a warm build."""
+    `git status` reporting no change, untracked or ignored file. Then sparse-checkout and
+    checkout are skipped (the two that read the whole tree); `clean` still runs, as an empty
+    folder shows in no `git status`."""
     git_dir = Path(repo.git_dir)
     try:
         head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
@@ -557,8 +557,9 @@ def checkout(
             if not _checked_out(repo, sha, patterns):
                 repo.git.sparse_checkout("set", "--no-cone", *patterns)
                 repo.git.checkout("--force", "--detach", sha)
-                # Files of the previous pin that the new one lacks must not linger.
-                repo.git.clean("-ffdxq")
+            # Files of the previous pin that the new one lacks must not linger, nor an empty
+            # folder (which `git status` does not show).
+            repo.git.clean("-ffdxq")
         except git.GitCommandError as e:
             raise FatalError(
                 f"cannot check out {sha[:12]} of {display_url(url)}: {_git_error(e)}\nThe "
