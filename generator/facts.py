@@ -131,7 +131,8 @@ def parse_facts(text: str) -> LibraryFacts | None:
             examples=_strings(data["examples"]),
             from_file=True,
         )
-    except (ValueError, KeyError, TypeError):  # json.JSONDecodeError is a ValueError
+    # json.JSONDecodeError is a ValueError; nesting deeper than the parser's stack, RecursionError.
+    except (ValueError, KeyError, TypeError, RecursionError):
         return None
     return facts
 
@@ -179,17 +180,21 @@ def read_facts(
         read: path relative to the library root -> its text, None when absent.
         read_under: folder relative to the root -> {path: text} of every file below it.
     Returns:
-        extras/library.json's facts; without a usable one, the fallback reading (see the
-        module docstring), `from_file` False.
+        extras/library.json's facts; without a usable one (absent, unreadable, or naming
+        another pin or version than executorch_pin.txt and library.properties), the fallback
+        reading (see the module docstring), `from_file` False.
     """
     text = read(LIBRARY_FACTS_FILE)
+    pin = (read(PIN_FILE) or "").strip()
+    version = properties_version(read(PROPERTIES_FILE))
     if text is not None:
         facts = parse_facts(text)
-        if facts is not None:
+        # The pin file and library.properties are what users and the Library Manager read:
+        # a facts file that disagrees with them is stale (edited by hand), never believed.
+        if facts is not None and (facts.pin, facts.library_version) == (pin or None, version):
             return facts
-    pin = (read(PIN_FILE) or "").strip()
     return LibraryFacts(
-        library_version=properties_version(read(PROPERTIES_FILE)),
+        library_version=version,
         pin=pin or None,
         upstream_version=upstream_version_of(read(PROVENANCE_FILE)),
         kernels=tuple(kernel_names(read_under(CODEGEN_DIR))),

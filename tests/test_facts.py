@@ -87,10 +87,33 @@ def test_the_facts_file_is_sorted_json_with_a_trailing_newline() -> None:
     assert parse_facts(text) == FACTS
 
 
+#: The library of FACTS as its other files say it: the same pin and version (what users and
+#: the Library Manager read), but other kernels and upstream version (PROVENANCE, codegen).
+AGREEING = {**OLD_FILES, PIN_FILE: f"{PIN}\n", PROPERTIES_FILE: "name=ExecuTorch\nversion=0.3.0\n"}
+
+
 def test_the_file_is_what_is_read_when_present() -> None:
-    # the other files say something else: the facts file wins
-    facts = _reader({**OLD_FILES, LIBRARY_FACTS_FILE: FACTS.to_json()})
+    # the codegen and PROVENANCE say something else: the facts file wins
+    facts = _reader({**AGREEING, LIBRARY_FACTS_FILE: FACTS.to_json()})
     assert facts == FACTS and facts.from_file
+
+
+@pytest.mark.parametrize(
+    "other",
+    [{PIN_FILE: f"{'c' * 40}\n"}, {PROPERTIES_FILE: "name=ExecuTorch\nversion=0.2.0\n"}],
+    ids=["pin", "version"],
+)
+def test_a_file_naming_another_pin_or_version_is_stale(other: dict[str, str]) -> None:
+    """executorch_pin.txt and library.properties are what users and the Library Manager
+    read: a facts file that disagrees with them (edited by hand, left behind) is not believed."""
+    facts = _reader({**AGREEING, **other, LIBRARY_FACTS_FILE: FACTS.to_json()})
+    assert not facts.from_file and facts.kernels == OLD_FACTS.kernels
+
+
+def test_a_file_nested_past_the_parser_is_read_as_before() -> None:
+    deep = '{"format": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    facts = _reader({**AGREEING, LIBRARY_FACTS_FILE: deep})
+    assert not facts.from_file and facts.pin == PIN
 
 
 def test_a_library_without_the_file_is_read_as_before() -> None:
@@ -133,7 +156,8 @@ def test_facts_of_a_folder_and_of_a_commit(tmp_path: Path) -> None:
     git("add", "-A", cwd=work)
     git("commit", "-qm", "old", cwd=work)
     old = git("rev-parse", "HEAD", cwd=work)
-    (work / LIBRARY_FACTS_FILE).write_text(FACTS.to_json())
+    for path, text in {**AGREEING, LIBRARY_FACTS_FILE: FACTS.to_json()}.items():
+        (work / path).write_text(text)
     git("add", "-A", cwd=work)
     git("commit", "-qm", "new", cwd=work)
     repo = Repo(work)
