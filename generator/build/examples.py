@@ -181,7 +181,7 @@ def _write_model_header(
                 "pte": pte,
                 "source": plan.pte.name,  # model.h's banner names the file
                 **made_by,
-                "code": code_version("build.examples", "build.models"),
+                "code": code_version("build.examples", "build.models", "layout"),
             }
             cached = steps.get("model-h", key, lambda v: v if isinstance(v, str) else None)
             if cached is not None:

@@ -535,7 +535,11 @@ def _model_check_key(library: Path, ptes: tuple[Path, ...]) -> dict[str, Any] | 
         digests = [hashlib.sha256(p.read_bytes()).hexdigest() for p in ptes]
     except OSError:
         return None
-    return {"library": tree_hash(library), "ptes": digests, "code": code_version("build.models")}
+    return {
+        "library": tree_hash(library),
+        "ptes": digests,
+        "code": code_version("build.models", "layout"),
+    }
 
 
 def _provenance(
