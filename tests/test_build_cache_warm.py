@@ -342,10 +342,14 @@ def test_a_warm_build_after_junk_in_the_cached_clone_ships_no_junk(
     library = build()
     assert tree_hash(library) == reference
     assert not (library / "src" / "executorch" / "runtime" / "core" / "junk.h").exists()
-    # Had the checkout trusted the clone, the junk would have been shipped.
-    (clone / "runtime" / "core" / "junk.h").write_text("// junk\n")
+    # A changed tracked file too: `git status` sees it, so the clone is checked out again;
+    # had the checkout trusted the clone (clean restores no tracked file), it would ship.
+    shipped = Path("src") / "executorch" / "runtime" / "core" / "evalue.cpp"
+    (clone / "runtime" / "core" / "evalue.cpp").write_text("// changed\n")
+    assert tree_hash(build()) == reference
+    (clone / "runtime" / "core" / "evalue.cpp").write_text("// changed\n")
     monkeypatch.setattr(generator.build.checkout, "_checked_out", lambda *args: True)
-    assert (build() / "src" / "executorch" / "runtime" / "core" / "junk.h").is_file()
+    assert (build() / shipped).read_text() == "// changed\n"
 
 
 # --- run_flatc and known_flatc_version, on stand-in binaries -----------------------------------
