@@ -149,6 +149,19 @@ def code_version(*modules: str) -> str:
     return digest.hexdigest()
 
 
+def tree_hash(folder: Path) -> str:
+    """sha256 over the sorted relative paths and contents of every file below `folder`.
+
+    Returns:
+        64 hex digits; equal trees give equal hashes, whatever their timestamps.
+    """
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
 def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
 

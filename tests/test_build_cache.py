@@ -14,8 +14,7 @@ from et_fixture import Upstream, git
 
 import generator.build.codegen
 import generator.build.opset
-from generator.build.render import tree_hash
-from generator.cache import NO_STEP_CACHE_ENV
+from generator.cache import NO_STEP_CACHE_ENV, tree_hash
 from generator.commands.build import BuildOptions, BuildResult, build_library
 from generator.ui import QuietReporter
 

@@ -32,8 +32,7 @@ from generator.build.flatc import (
     known_flatc_version,
     run_flatc,
 )
-from generator.build.render import tree_hash
-from generator.cache import NO_STEP_CACHE_ENV, StepCache
+from generator.cache import NO_STEP_CACHE_ENV, StepCache, tree_hash
 from generator.commands.build import BuildOptions, build_library
 from generator.errors import FatalError
 from generator.layout import MODEL_HEADER

@@ -16,8 +16,7 @@ from pathlib import Path
 from generator import data_dir
 from generator.atomic import write_atomic
 from generator.build.models import TOOLS_DIR, ops_in_pte, write_model_header
-from generator.build.render import tree_hash
-from generator.cache import StepCache, code_version
+from generator.cache import StepCache, code_version, tree_hash
 from generator.errors import FatalError
 from generator.layout import EXAMPLES, MODEL_HEADER
 from generator.userpaths import input_file

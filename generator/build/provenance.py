@@ -70,7 +70,7 @@ class Provenance:
         pruning: the third-party and helper sources left out because nothing links them.
         flatc_version, torch_version, python_version: the tools that made the library.
         regenerate_args: the build options that regenerate it, but the ref.
-        src_hash: sha256 of src/ (`render.tree_hash`).
+        src_hash: sha256 of src/ (`generator.cache.tree_hash`).
         dtypes_description: the dtypes the portable kernels keep (`DtypeChoice.describe`);
         dtype_lines: one line per portable operator of a dtype-selective build (else empty).
     """

@@ -37,7 +37,6 @@ does not compile is kept (what it would define cannot be known).
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shutil
 import subprocess
@@ -47,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.boards import UNO_Q
-from generator.cache import StepCache, code_version
+from generator.cache import StepCache, code_version, tree_hash
 from generator.errors import FatalError
 from generator.toolchain.gcc import ARDUINO_DEFINES, CORE_INCLUDES, SOURCE_SUFFIXES, arm_gcc
 from generator.toolchain.objcache import CompileJob, ObjectCache
@@ -471,25 +470,15 @@ def _delete(library: Path, pruned: Iterable[str]) -> None:
         _remove_empty_parents(path.parent, library / "src")
 
 
-def _files_digest(folders: Iterable[Path]) -> str:
-    """SHA-256 over the relative paths and contents of every file below `folders`."""
-    digest = hashlib.sha256()
-    for folder in folders:
-        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-            digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
-
-
 def _pruning_key(library: Path, pool: list[str], target: Target) -> dict[str, object]:
     """What the analysis of `prune_unreachable` reads, as a step-cache key."""
     return {
-        "src": _files_digest([library / "src"]),
+        "src": tree_hash(library / "src"),
         "candidates": pool,
         "target": [list(target.argv(s)) for s in ("a.c", "a.cpp", "a.S")]
         + [target.nm, target.objdump],
         "compiler": target.version(),
-        "core": _files_digest(Path(i) for i in target.includes),
+        "core": [tree_hash(Path(i)) for i in target.includes],
         "code": code_version("build.prune", "toolchain.objcache"),
     }
 

@@ -11,7 +11,6 @@ inputs give byte-identical files.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -54,19 +53,6 @@ def render_to(template: str, dest: Path, **facts: Any) -> None:
     """
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(render(template, **facts), encoding="utf-8")
-
-
-def tree_hash(folder: Path) -> str:
-    """sha256 over the sorted relative paths and contents of every file below `folder`.
-
-    Returns:
-        64 hex digits; equal trees give equal hashes, whatever their timestamps.
-    """
-    digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
 
 
 def write_pin(library: Path, sha: str) -> None:

@@ -26,8 +26,7 @@ from wcmatch import glob
 
 from generator import package_path
 from generator.build.components import Component, CopyRule
-from generator.build.render import tree_hash
-from generator.cache import StepCache, code_version
+from generator.cache import StepCache, code_version, tree_hash
 from generator.errors import FatalError
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)

@@ -55,7 +55,7 @@ from generator.build.patches import (
 from generator.build.provenance import ComponentRecord, Provenance, RefFiles
 from generator.build.prune import Pruning, prune_unreachable
 from generator.build.reader import READER_DIR, ReaderPackage, program_reader
-from generator.build.render import render_metadata, tree_hash, write_pin
+from generator.build.render import render_metadata, write_pin
 from generator.build.selection import apply_kernel_selection
 from generator.build.sources import (
     ExecutorchSource,
@@ -78,6 +78,7 @@ from generator.cache import (
     create_cache_dir,
     default_cache_dir,
     objects_dir,
+    tree_hash,
 )
 from generator.check.linkmodes import BEGIN, END, link_modes_markdown
 from generator.errors import FatalError
