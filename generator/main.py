@@ -120,6 +120,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _board_keys() -> list[str]:
+    from generator.boards import BOARDS
+
+    return list(BOARDS)
+
+
 def add_check_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The `check` verb's options (parsing imports none of its stages)."""
     check = verbs.add_parser(
@@ -142,6 +148,13 @@ def add_check_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser])
         default="auto",
         help="compile back end (default: auto = arduino-cli when it and the arduino:zephyr "
         "core are installed, else gcc-arm)",
+    )
+    check.add_argument(
+        "--board",
+        choices=_board_keys(),
+        default="unoq",
+        help="board to compile and size for, a key of the board table generator/boards.py "
+        "(default: unoq)",
     )
     check.add_argument(
         "--no-run", action="store_true", help="compile and measure only; run nothing"

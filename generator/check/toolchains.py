@@ -381,17 +381,26 @@ TOOLCHAINS: dict[str, Toolchain] = {
 }
 
 
-def select_toolchain(name: str) -> Toolchain:
-    """The compile back end for `--compiler NAME` ("auto", "gcc-arm" or "arduino-cli").
+def _for_board(board: Board) -> dict[str, Toolchain]:
+    """`TOOLCHAINS` for `board`: the UNO Q's are the table's own objects."""
+    if board == UNO_Q:
+        return TOOLCHAINS
+    return {"gcc-arm": _gcc_arm(board), "arduino-cli": ArduinoCli(board)}
+
+
+def select_toolchain(name: str, board: Board = UNO_Q) -> Toolchain:
+    """The compile back end for `--compiler NAME` ("auto", "gcc-arm" or "arduino-cli") and
+    `--board` (`board`: its FQBN for arduino-cli, its CPU flags for gcc-arm).
 
     "auto" is arduino-cli when it and the board core are installed, else gcc-arm.
 
     Raises:
         FatalError: unknown name, or the chosen toolchain is not installed.
     """
+    toolchains = _for_board(board)
     if name == "auto":
-        name = "arduino-cli" if TOOLCHAINS["arduino-cli"].missing() is None else "gcc-arm"
-    toolchain = TOOLCHAINS.get(name)
+        name = "arduino-cli" if toolchains["arduino-cli"].missing() is None else "gcc-arm"
+    toolchain = toolchains.get(name)
     if toolchain is None:
         raise FatalError(f"unknown compiler {name!r}; use auto, gcc-arm or arduino-cli")
     reason = toolchain.missing()

@@ -32,7 +32,7 @@ from pathlib import Path
 from types import FrameType
 
 from generator.atomic import write_atomic
-from generator.boards import UNO_Q, Board
+from generator.boards import BOARDS, UNO_Q, Board
 from generator.cache import objects_dir
 from generator.check.arena import arena_stage
 from generator.check.compile import CompileResult, compile_example
@@ -227,6 +227,7 @@ def check(args: argparse.Namespace) -> int:
                 compiler=args.compiler,
                 run=run,
                 cache_dir=cache_dir,
+                board=BOARDS[getattr(args, "board", "unoq")],
                 keep=keep,
             )
     finally:
@@ -265,7 +266,8 @@ def run_check(
         run: False skips stages 4 and 5 (nothing is run).
         cache_dir: cache root; objects go to `<cache_dir>/objects` (default: the user
             cache folder's `executorch-arduino/objects`).
-        board: the target's budgets.
+        board: the target: its budgets, and the FQBN (arduino-cli) or CPU flags (gcc-arm)
+            it is compiled for.
         keep: a folder to keep each example's build folder in (`keep/<example>/`);
             None: they go to a temporary folder that is removed at the end.
 
@@ -302,7 +304,7 @@ def run_check(
         raise FatalError(
             f"no example {', '.join(unknown)} in {library}; it has: {', '.join(available)}"
         )
-    toolchain = select_toolchain(compiler)
+    toolchain = select_toolchain(compiler, board)
     cache = ObjectCache(objects)
 
     report = CheckReport(library, toolchain.name, board.name)
@@ -354,7 +356,7 @@ def _check_example(
 
     # The emulated run boots a gcc-arm firmware (arduino-cli's is for the real board);
     # its objects are also linked Dynamic (link_mode=dynamic, check/dynamic.py).
-    firmware: CompileResult | None = built if toolchain.name == GCC_ARM.name else None
+    firmware: CompileResult | None = built if toolchain is GCC_ARM else None
     if firmware is None and (run or built.build.ok):
         firmware = compile_example(GCC_ARM, plan, work / name / GCC_ARM.name, cache)
     line = firmware.build.line if firmware is not None and firmware.build.ok else None
