@@ -4,8 +4,10 @@ the generator's pin to text), compared with and written into `LIBRARY/.github/wo
 The one template rule: the templates are plain workflow YAML in which `@@NAME@@` is replaced by
 the value of NAME, and NAME is one of `PLACEHOLDERS`. Nothing else is substituted, so GitHub's
 own `${{ ... }}` expressions pass through untouched. The values are checked first (an https URL
-without credentials, a full commit SHA) and contain no character that could end the quoted
-YAML string they are placed in.
+without credentials, a full commit SHA, board keys of a safe charset) and contain no character
+that could end the quoted YAML string they are placed in. `@@BOARDS@@` is not placed in a
+string: it becomes a whole YAML flow sequence of quoted board keys (`["unoq"]`), for a job's
+`strategy.matrix`, so the matrix is the board table (`generator.boards.BOARDS`).
 
 The library repo does not contain the generator: every workflow fetches the generator's repo
 at the pinned commit and runs `python -m generator` from there.
@@ -17,7 +19,7 @@ import re
 import urllib.parse
 from pathlib import Path
 
-from generator import data_dir
+from generator import boards, data_dir
 from generator.atomic import write_atomic
 from generator.errors import FatalError
 from generator.urls import display_url, refuse_credentials
@@ -27,13 +29,16 @@ WORKFLOWS_DIR = ".github/workflows"
 #: The templates: one file per workflow, named as it is installed.
 TEMPLATES_DIR = data_dir("workflows")
 #: The names a template may use as `@@NAME@@`.
-PLACEHOLDERS = ("GENERATOR_REPO", "GENERATOR_REF")
+PLACEHOLDERS = ("GENERATOR_REPO", "GENERATOR_REF", "BOARDS")
 
 _PLACEHOLDER = re.compile(r"@@([A-Za-z0-9_]*)@@")
 _FULL_SHA = re.compile(r"[0-9a-f]{40}")
 #: Characters a generator URL may hold: RFC 3986 unreserved, reserved and `%`, minus the
 #: ones that would end or escape the quoted YAML string (`"`, `\`) or start a new one (`'`).
 _URL_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&()*+,;=%]+")
+#: A board key: what `--board` takes and a matrix value holds; nothing YAML or a shell reads
+#: specially.
+_BOARD_KEY = re.compile(r"[a-z0-9][a-z0-9_-]*")
 
 
 def check_generator_repo(url: str) -> str:
@@ -89,6 +94,26 @@ def check_generator_ref(ref: str) -> str:
     return sha
 
 
+def board_matrix(table: dict[str, boards.Board] | None = None) -> str:
+    """The board keys of `table` (default: `generator.boards.BOARDS`) as a YAML flow
+    sequence, e.g. `["unoq"]`, in the table's order: the value of `@@BOARDS@@`.
+
+    Raises:
+        ValueError: the table is empty or a key is not lower-case letters, digits, `_` and
+            `-` (starting with a letter or digit): a bug in the board table.
+    """
+    keys = list(boards.BOARDS if table is None else table)
+    if not keys:
+        raise ValueError("generator.boards.BOARDS is empty: the CI matrix would have no board")
+    bad = [k for k in keys if not _BOARD_KEY.fullmatch(k)]
+    if bad:
+        raise ValueError(
+            f"board keys {bad!r} in generator.boards.BOARDS are not of [a-z0-9][a-z0-9_-]*; "
+            "they are rendered into the workflows' matrix and passed as --board"
+        )
+    return "[" + ", ".join(f'"{k}"' for k in keys) + "]"
+
+
 def render_workflows(generator_repo: str, generator_ref: str) -> dict[str, str]:
     """Each workflow of `TEMPLATES_DIR` rendered for the generator at `generator_ref`.
 
@@ -99,11 +124,13 @@ def render_workflows(generator_repo: str, generator_ref: str) -> dict[str, str]:
         file name (e.g. "sync.yml") -> workflow text, in name order.
     Raises:
         FatalError: a bad URL or ref (see `check_generator_repo`, `check_generator_ref`).
-        ValueError: a template uses an unknown placeholder (a bug in the templates).
+        ValueError: a template uses an unknown placeholder (a bug in the templates), or a
+            board key cannot be rendered (see `board_matrix`).
     """
     values = {
         "GENERATOR_REPO": check_generator_repo(generator_repo),
         "GENERATOR_REF": check_generator_ref(generator_ref),
+        "BOARDS": board_matrix(),
     }
     rendered: dict[str, str] = {}
     for template in sorted(TEMPLATES_DIR.glob("*.yml")):
