@@ -1,16 +1,31 @@
 """`python -m generator workflows LIBRARY_REPO_DIR`: install the library repo's GitHub workflows
-(sync, CI, release), pinned to this generator's repo URL and commit; `--check` only compares."""
+(sync, CI, release), pinned to this generator's repo URL and commit; `--check` only compares.
+`python -m generator workflows --outdated` reports the templates' pins that have newer releases
+(`generator.pins`)."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from generator import PROJECT_ROOT
 from generator.errors import FatalError
+from generator.pins import (
+    GITHUB_API_URL,
+    LIBRARY_INDEX_URL,
+    PACKAGE_INDEX_URL,
+    Sources,
+    check_pins,
+    pin_table,
+    read_pins,
+)
+from generator.urls import display_url
 from generator.workflows import (
+    TEMPLATES_DIR,
     WORKFLOWS_DIR,
     check_generator_repo,
     render_workflows,
@@ -27,7 +42,11 @@ def add_workflows_parser(verbs: argparse._SubParsersAction[argparse.ArgumentPars
         "generator",
     )
     workflows.add_argument(
-        "library", type=Path, metavar="LIBRARY_REPO_DIR", help="checkout of the library repo"
+        "library",
+        type=Path,
+        nargs="?",
+        metavar="LIBRARY_REPO_DIR",
+        help="checkout of the library repo (not with --outdated)",
     )
     workflows.add_argument(
         "--generator-repo",
@@ -50,6 +69,34 @@ def add_workflows_parser(verbs: argparse._SubParsersAction[argparse.ArgumentPars
         "--check",
         action="store_true",
         help="write nothing; exit 1 and list the workflows that are missing or differ",
+    )
+    outdated = workflows.add_argument_group(
+        "pins", "--outdated: the templates' pins against their newest releases"
+    )
+    outdated.add_argument(
+        "--outdated",
+        action="store_true",
+        help="list every pin of the templates (actions, arduino-cli, arduino-lint, the core, "
+        "the library) with its newest release; exit 1 when one is older or an action's SHA "
+        "is not its tag's commit, 2 when a source cannot be read (token from GITHUB_TOKEN, "
+        "optional)",
+    )
+    outdated.add_argument(
+        "--api-url",
+        metavar="URL",
+        help="GitHub REST API root (default: https://api.github.com)",
+    )
+    outdated.add_argument(
+        "--package-index",
+        metavar="URL",
+        help="Arduino package index, .json, .gz or .tar.bz2 (default: "
+        "https://downloads.arduino.cc/packages/package_index.tar.bz2)",
+    )
+    outdated.add_argument(
+        "--library-index",
+        metavar="URL",
+        help="Library Manager index, .json, .gz or .tar.bz2 (default: "
+        "https://downloads.arduino.cc/libraries/library_index.tar.bz2)",
     )
 
 
@@ -145,7 +192,24 @@ def workflows(args: argparse.Namespace, checkout: Path = PROJECT_ROOT) -> int:
         FatalError: bad URL or ref, dirty checkout, a library folder that does not exist,
             a file that cannot be written.
     """
-    library: Path = args.library
+    if getattr(args, "outdated", False):
+        return outdated(args)
+    given = [
+        flag
+        for flag, value in (
+            ("--api-url", getattr(args, "api_url", None)),
+            ("--package-index", getattr(args, "package_index", None)),
+            ("--library-index", getattr(args, "library_index", None)),
+        )
+        if value
+    ]
+    if given:
+        raise FatalError(f"{', '.join(given)} go with --outdated only")
+    library: Path | None = args.library
+    if library is None:
+        raise FatalError(
+            "pass LIBRARY_REPO_DIR, the library repo's checkout (or --outdated to report pins)"
+        )
     if not library.is_dir():
         raise FatalError(f"{library} is not a folder; pass the library repo's checkout")
     repo = args.generator_repo or default_generator_repo(checkout)
@@ -171,3 +235,63 @@ def workflows(args: argparse.Namespace, checkout: Path = PROJECT_ROOT) -> int:
         print(f"wrote {path}")
     print(f"pinned to the generator {repo} at {ref}")
     return 0
+
+
+def _index_url(url: str, option: str) -> str:
+    """`url` if it is an http(s) URL with a host and no credentials (FatalError otherwise)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise FatalError(f"{option} {display_url(url)!r} is not an http(s) URL with a host")
+    if parts.username is not None or parts.password is not None:
+        raise FatalError(f"{option} must not carry credentials; pass the plain URL")
+    return url
+
+
+def outdated(args: argparse.Namespace) -> int:
+    """`workflows --outdated`: print each pin of the templates with its newest release.
+
+    The token (GITHUB_TOKEN, optional: without it GitHub allows 60 requests an hour) goes
+    to the API root only and is never printed.
+
+    Returns:
+        0 when every pin is the newest release and every action's SHA is its tag's commit,
+        1 otherwise.
+    Raises:
+        FatalError: a LIBRARY_REPO_DIR or --check with it, a bad URL, and (exit code 2,
+            after the table) a source that could not be read, named.
+    """
+    if args.library is not None or args.check:
+        raise FatalError(
+            "--outdated reads the generator's own templates: it takes no LIBRARY_REPO_DIR "
+            "and no --check"
+        )
+    from generator.sync.inputs import check_api_url
+
+    api_url = args.api_url or GITHUB_API_URL
+    check_api_url(api_url)
+    sources = Sources(
+        api_url=api_url,
+        token=os.environ.get("GITHUB_TOKEN") or None,
+        package_index=_index_url(args.package_index or PACKAGE_INDEX_URL, "--package-index"),
+        library_index=_index_url(args.library_index or LIBRARY_INDEX_URL, "--library-index"),
+    )
+    templates = {t.name: t.read_text(encoding="utf-8") for t in sorted(TEMPLATES_DIR.glob("*.yml"))}
+    findings = check_pins(read_pins(templates), sources)
+    print(pin_table(findings))
+    failed: dict[str, str] = {}
+    for f in findings:
+        if f.error:
+            where = {
+                "core": "the package index",
+                "library": "the library index",
+            }.get(f.pin.kind, f"GitHub's API at {sources.api_url}")
+            failed.setdefault(where, f.error)
+    if failed:
+        raise FatalError(
+            "the table is incomplete: could not read "
+            + "; ".join(f"{where} ({error})" for where, error in failed.items())
+            + ". Check the network, GITHUB_TOKEN and the URLs (--api-url, --package-index, "
+            "--library-index)",
+            exit_code=2,
+        )
+    return 1 if any(f.outdated or f.problems for f in findings) else 0
