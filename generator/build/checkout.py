@@ -613,3 +613,33 @@ def submodule_url(co: Checkout, path: str) -> str:
             except git.GitCommandError:
                 break
     raise FatalError(f".gitmodules of {display_url(co.url)} at {co.sha[:12]} does not list {path}")
+
+
+def cached_clone(url: str, cache_dir: Path) -> git.Repo | None:
+    """The cached clone of `url` under the cache root `cache_dir`, opened as the build opens
+    it (`_GIT_OPTIONS`), or None when the cache holds none that git can use.
+
+    Nothing is created or repaired (that is `checkout`'s, under the lock); hold
+    `repos_lock(cache_dir)` while using the clone, as every user of the cache does.
+    """
+    path = repos_dir(cache_dir) / _slug(url)
+    if not (path / ".git").is_dir():
+        return None
+    try:
+        repo = _opened(path)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None
+    if _usable(repo) is not None:
+        repo.close()
+        return None
+    return repo
+
+
+def fetch_commit(repo: git.Repo, sha: str) -> None:
+    """Fetch the commit `sha` into the cached clone `repo` as a build fetches one: with its
+    trees, no blobs, one commit deep while the clone is shallow (`_fetch`).
+
+    Raises:
+        git.GitCommandError: git's failure (the remote lacks it, or cannot be reached).
+    """
+    _fetch(repo, sha)
