@@ -19,6 +19,7 @@ from generator.compare import (
     size_table,
 )
 from generator.markdown import code_fence, signed
+from generator.sync.upstream import UpstreamChanges, upstream_markdown
 
 #: The pull request body's template (in generator/templates/).
 PULL_REQUEST_TEMPLATE = "pr_body.md.jinja"
@@ -69,6 +70,9 @@ class PullRequestFacts:
         link_modes: the README's link-modes section for this check
             (`generator.check.linkmodes`); sync never writes the repo's README, so the body
             carries it over; "" when there is none.
+        upstream: what changed under the ref's `examples/arduino/` since `base_pin` and what
+            the library does with each file (`generator.sync.upstream.arduino_changes`), shown
+            in its own section; None: the section is left out.
     """
 
     ref: str
@@ -93,6 +97,7 @@ class PullRequestFacts:
     ci_note: str | None = None
     workflow_drift: list[str] = field(default_factory=list)
     link_modes: str = ""
+    upstream: UpstreamChanges | None = None
 
     @property
     def compare_url(self) -> str | None:
@@ -163,4 +168,5 @@ def render_body(facts: PullRequestFacts) -> str:
         compare=compare,
         sizes="\n".join(size_table(facts.sizes, "This PR", f"`{facts.base}`")),
         fence=code_fence,
+        upstream=upstream_markdown(facts.upstream) if facts.upstream is not None else "",
     )
