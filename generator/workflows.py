@@ -94,6 +94,12 @@ def check_generator_ref(ref: str) -> str:
     return sha
 
 
+def read_templates() -> dict[str, str]:
+    """The templates of `TEMPLATES_DIR` as they are, unrendered: file name -> text, in name
+    order."""
+    return {t.name: t.read_text(encoding="utf-8") for t in sorted(TEMPLATES_DIR.glob("*.yml"))}
+
+
 def board_matrix(table: dict[str, boards.Board] | None = None) -> str:
     """The board keys of `table` (default: `generator.boards.BOARDS`) as a YAML flow
     sequence, e.g. `["unoq"]`, in the table's order: the value of `@@BOARDS@@`.

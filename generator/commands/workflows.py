@@ -25,9 +25,9 @@ from generator.pins import (
 )
 from generator.urls import display_url
 from generator.workflows import (
-    TEMPLATES_DIR,
     WORKFLOWS_DIR,
     check_generator_repo,
+    read_templates,
     render_workflows,
     workflow_drift,
     write_workflows,
@@ -275,8 +275,7 @@ def outdated(args: argparse.Namespace) -> int:
         package_index=_index_url(args.package_index or PACKAGE_INDEX_URL, "--package-index"),
         library_index=_index_url(args.library_index or LIBRARY_INDEX_URL, "--library-index"),
     )
-    templates = {t.name: t.read_text(encoding="utf-8") for t in sorted(TEMPLATES_DIR.glob("*.yml"))}
-    findings = check_pins(read_pins(templates), sources)
+    findings = check_pins(read_pins(read_templates()), sources)
     print(pin_table(findings))
     failed: dict[str, str] = {}
     for f in findings:
