@@ -527,11 +527,14 @@ def _changed(changes: UpstreamChanges) -> list[str]:
         out.append(f"The previous pin `{(changes.old or '')[:12]}` had no `{ARDUINO}/`.")
     superseded = changes.count("superseded")
     if superseded:
-        them = "it is a file" if superseded == 1 else "they are files"
+        if superseded == 1:
+            said = "1 of them never reaches the library: it is a file"
+        else:
+            said = f"{superseded} of them never reach the library: they are files"
         out += [
             "",
             "> [!IMPORTANT]",
-            f"> {superseded} of them never reach the library: {them} the library replaces "
+            f"> {said} the library replaces "
             "with the generator's own (named below). Port an upstream fix that applies to "
             "the generator's file, in the generator's repository.",
         ]

@@ -1,0 +1,126 @@
+"""End to end: the sync pull request's section on upstream's `examples/arduino/` (issue 17
+§4), on real ExecuTorch history, in a clone made the way the build makes it.
+
+ExecuTorch PR #21995 adds `ETModel.h` and rewrites the AddModel and KeywordSpotting sketches;
+the library replaces all three with the generator's own, so the section must list them as
+superseded. The PR's refs (`refs/pull/21995/head`) are GitHub's, or a mirror's through
+`url.<base>.insteadOf`; without them this skips, saying why.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from upstream import MAIN_AT_LEAST
+
+from generator.build.checkout import checkout
+from generator.build.components import load_component
+from generator.sync.upstream import Kind, Role, arduino_changes, upstream_markdown
+from generator.urls import DEFAULT_EXECUTORCH_REPO
+
+pytestmark = pytest.mark.e2e
+
+ET = DEFAULT_EXECUTORCH_REPO
+#: The pull request's head, and its base: the main commit the head last merged (the head's
+#: second parent; `git merge-base refs/pull/21995/head refs/heads/main`), which is what
+#: GitHub's "Files changed" of the pull request compares with.
+PR_REF = "refs/pull/21995/head"
+PR_HEAD = "7525aa6f13eb57348d29e1479484be672fa0171a"
+PR_BASE = "c0260ec1a7c0dd2bc86d82889805b686662422fe"
+#: The commit the published library 0.2.0 pins (its executorch_pin.txt).
+PUBLISHED_PIN = "d756e7d8c27e39adcd3154d95e8ff0f0163402a6"
+
+SUPERSEDED: Kind = "superseded"
+
+
+@functools.cache
+def _unavailable() -> str | None:
+    """None when ExecuTorch's URL answers for the pull request's ref, else why not."""
+    try:
+        proc = subprocess.run(
+            ["git", "ls-remote", "--exit-code", ET, PR_REF],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        )
+    except subprocess.TimeoutExpired:
+        return f"{ET} did not answer within 60 s (no network, and no insteadOf mirror)"
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no such ref"])[-1]
+        return (
+            f"{ET} does not resolve {PR_REF} ({last}): real ExecuTorch history is needed "
+            "(GitHub, or a mirror with the pull request refs through insteadOf)"
+        )
+    return None
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    reason = _unavailable()
+    if reason:
+        pytest.skip(reason)
+    return tmp_path_factory.mktemp("upstream-cache")
+
+
+def _build_checkout(cache: Path, ref: str) -> str:
+    """Check out ExecuTorch's `ref` into `cache` as the build does (its paths); its SHA."""
+    return checkout(ET, ref, load_component("executorch").checkout, cache).sha
+
+
+def test_pull_request_21995_is_listed_as_superseded(cache: Path) -> None:
+    assert _build_checkout(cache, PR_REF) == PR_HEAD
+    changes = arduino_changes(ET, PR_BASE, PR_HEAD, cache)
+    print(upstream_markdown(changes))
+    a = "examples/arduino"
+    assert [(f.path, f.status, f.added, f.deleted, f.role) for f in changes.files] == [
+        (f"{a}/ETModel.h", "added", 250, 0, Role(SUPERSEDED, "`library_template/src/ETModel.h`")),
+        (
+            f"{a}/build_arduino_library.sh",
+            "modified",
+            1,
+            1,
+            Role(SUPERSEDED, "the generator itself (`python -m generator build`)"),
+        ),
+        (
+            f"{a}/examples/AddModel/AddModel.ino",
+            "modified",
+            25,
+            111,
+            Role(SUPERSEDED, "`library_template/examples/AddModel/AddModel.ino`"),
+        ),
+        (
+            f"{a}/examples/KeywordSpotting/KeywordSpotting.ino",
+            "modified",
+            35,
+            148,
+            Role(SUPERSEDED, "`library_template/examples/KeywordSpotting/KeywordSpotting.ino`"),
+        ),
+    ]
+    text = upstream_markdown(changes)
+    assert (
+        "https://github.com/pytorch/executorch/compare/"
+        f"{PR_BASE}...{PR_HEAD}): 4 files changed, +311 -260 lines." in text
+    )
+    assert "> 4 of them never reach the library" in text
+
+
+def test_from_the_published_pin_to_main(cache: Path) -> None:
+    assert _build_checkout(cache, MAIN_AT_LEAST) == MAIN_AT_LEAST
+    changes = arduino_changes(ET, PUBLISHED_PIN, MAIN_AT_LEAST, cache)
+    print(upstream_markdown(changes))
+    assert [(f.path, f.status, f.role) for f in changes.files] == [
+        (
+            "examples/arduino/README.md",
+            "modified",
+            Role(SUPERSEDED, "`library_template/README.md.jinja`"),
+        ),
+        ("examples/arduino/RELEASING.md", "added", Role("unused")),
+    ]
+    assert [(f.added, f.deleted) for f in changes.files] == [(6, 0), (162, 0)]
