@@ -394,6 +394,9 @@ def arduino_changes(
     try:
         with repos_lock(cache):
             return _compare(repo, url, old, new, link)
+    except OSError as e:
+        reason = f"the cache lock {cache}/repos.lock cannot be taken ({e.strerror or e})"
+        return UpstreamChanges(old, new, "not-compared", link, reason=reason)
     finally:
         repo.close()
 
@@ -423,6 +426,8 @@ def _compare(repo: git.Repo, url: str, old: str, new: str, link: str | None) -> 
         files, reason = _diff(repo, old, new)
     except git.GitCommandError as e:
         return not_compared(git_reason(str(e.stderr or e)).replace("\n", "; "))
+    except UnicodeDecodeError:
+        return not_compared("git names a file there that is not UTF-8")
     if not files:
         return UpstreamChanges(old, new, "unchanged", link)
     return UpstreamChanges(
