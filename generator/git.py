@@ -6,6 +6,12 @@ remote run with `GIT_ASKPASS` pointing at a throw-away script that prints the to
 environment variable set only for that process, and with `-c credential.helper=` so no
 configured helper (e.g. `store`) is asked to save the credentials git used.
 
+The token comes from a `TokenSource`, asked again for each git command that talks to the
+remote (clone, fetch, push, pull, ls-remote): a fixed token (`StaticToken`) answers the same
+each time; a GitHub App's installation tokens (`generator.sync.app`) expire after an hour, so
+that source mints a new one when the one it holds is near its end, and a push at the end of
+a three-hour sync gets a token that is valid then.
+
 The token goes only where `generator.urls.token_url_problem` allows (https; plain http only to
 loopback): `clone` checks the URL git will really fetch from (`git ls-remote --get-url`, which
 applies `url.<base>.insteadOf`) before it connects, and the clone's fetch and push URLs
@@ -30,10 +36,11 @@ import os
 import shlex
 import stat
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from git import Blob, Git, GitCommandError, Repo
 from git.exc import BadName
@@ -161,32 +168,104 @@ def check_identity(
     return identity
 
 
+class TokenSource(Protocol):
+    """Where git commands (and GitHub API calls) get their token from."""
+
+    @property
+    def name(self) -> str:
+        """How messages name the credential ("GITHUB_TOKEN", "the GitHub App's installation
+        token"); never the secret itself."""
+        ...
+
+    def current(self) -> str:
+        """A token that is valid now and for a while yet (a source that mints tokens mints
+        one when it holds none or the one it holds is near its end).
+
+        Raises:
+            FatalError: a new token could not be had (the message says why).
+        """
+        ...
+
+    def secrets(self) -> Collection[str]:
+        """Every secret this source has held or used so far (tokens, keys), to redact."""
+        ...
+
+
+@dataclass(frozen=True)
+class StaticToken:
+    """A token that stays the same for the whole run (GITHUB_TOKEN, a SYNC_TOKEN)."""
+
+    token: str = field(repr=False)
+    name: str = "GITHUB_TOKEN"
+
+    def current(self) -> str:
+        """The token."""
+        return self.token
+
+    def secrets(self) -> Collection[str]:
+        """The token."""
+        return (self.token,)
+
+
+#: git verbs that talk to the remote, and so get the token (others run without it).
+_REMOTE_VERBS = frozenset({"clone", "fetch", "push", "pull", "ls-remote"})
+
+
+def _talks_to_remote(args: Sequence[str]) -> bool:
+    """Whether `git args...` connects to a remote (`ls-remote --get-url` only prints a URL)."""
+    rest = list(args)
+    while rest and rest[0] in ("-c", "-C"):  # git's own options before the verb
+        rest = rest[2:]
+    return bool(rest) and rest[0] in _REMOTE_VERBS and "--get-url" not in rest
+
+
+def _as_source(token: str | TokenSource | None) -> TokenSource | None:
+    """A string token as a `StaticToken` (an empty one as None); a source as it is."""
+    if isinstance(token, str):
+        return StaticToken(token) if token else None
+    return token
+
+
 class GitEnv:
     """Environment for git commands: askpass + token, no prompts, the machine identity masked.
 
-    Attributes:
+    Args:
         env: variables added to the environment of each git process.
-        token: the secret (kept to redact it from any message); None without a token.
+        token: the token (a string, made a `StaticToken`), a `TokenSource` asked for each git
+            command that talks to the remote, or None (no token).
+    Attributes:
+        env: as given; token: the `TokenSource` (None without a token).
     """
 
-    def __init__(self, env: dict[str, str], token: str | None) -> None:
+    def __init__(self, env: dict[str, str], token: str | TokenSource | None) -> None:
         self.env = env
-        self.token = token
+        self.token: TokenSource | None = _as_source(token)
 
     def redact(self, text: str) -> str:
-        """`text` with the token (if any) replaced by `***` and no URL's user-info."""
+        """`text` with every secret of the token source replaced by `***` and no URL's
+        user-info."""
         text = redact_urls(text)
-        return text.replace(self.token, "***") if self.token else text
+        if self.token is None:
+            return text
+        for secret in sorted(set(self.token.secrets()), key=len, reverse=True):
+            if secret:
+                text = text.replace(secret, "***")
+        return text
 
     def run(self, args: Sequence[str], cwd: Path | None = None) -> str:
-        """Run `git <safe config> args...` in `cwd`; returns stdout (stripped).
+        """Run `git <safe config> args...` in `cwd`; returns stdout (stripped). A command that
+        talks to the remote gets the token source's current token (in the askpass variable).
 
         Raises:
             GitFailure: git exited non-zero (callers turn it into a FatalError).
+            FatalError: the token source could not give a token.
         """
+        env = self.env
+        if self.token is not None and _talks_to_remote(args):
+            env = {**env, TOKEN_ENV: self.token.current()}
         status, out, err = Git(str(cwd) if cwd else None).execute(
             ["git", *_SAFE_CONFIG, *args],
-            env=self.env,
+            env=env,
             with_extended_output=True,
             with_exceptions=False,
         )
@@ -206,12 +285,14 @@ class GitFailure(Exception):
 
 
 @contextmanager
-def git_env(token: str | None) -> Iterator[GitEnv]:
+def git_env(token: str | TokenSource | None) -> Iterator[GitEnv]:
     """Yield a `GitEnv` whose askpass script answers with `token`; the script is removed after.
 
     The script holds no secret (it prints `$EXECUTORCH_SYNC_GIT_TOKEN`), so nothing written to
     disk contains the token; it answers only prompts for a URL the token may go to
-    (`generator.urls.askpass_reply`). Its folder is an `owned_temp_dir`.
+    (`generator.urls.askpass_reply`). Its folder is an `owned_temp_dir`. A fixed token is in
+    the environment from the start; a `TokenSource` is asked for each command that talks to the
+    remote (`GitEnv.run`).
     """
     with owned_temp_dir("sync-askpass") as tmp:
         program = tmp / "askpass.py"
@@ -228,7 +309,7 @@ def git_env(token: str | None) -> Iterator[GitEnv]:
             "GIT_TERMINAL_PROMPT": "0",
             # an ssh remote must fail instead of prompting
             "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"),
-            TOKEN_ENV: token or "",
+            TOKEN_ENV: token if isinstance(token, str) else "",
         }
         # plain http (loopback only) must not go through a proxy to another machine
         no_proxy = no_proxy_with_loopback(os.environ.get("no_proxy") or os.environ.get("NO_PROXY"))
@@ -275,7 +356,8 @@ def describe_git_failure(error: GitFailure, genv: GitEnv, what: str) -> FatalErr
         or "could not read password" in low
         or "returned error: 401" in low
     ):
-        hint = "the remote refused the credentials: check that GITHUB_TOKEN is valid"
+        name = genv.token.name if genv.token is not None else "GITHUB_TOKEN"
+        hint = f"the remote refused the credentials: check that {name} is valid"
     elif "returned error: 403" in low or "permission to" in low:
         hint = "the token may not push to this repo: give it contents: write"
     elif (

@@ -60,3 +60,65 @@ def check_repo(repo: str) -> None:
             f"--repo {repo!r} ends in .git: give the repository as OWNER/NAME ({example}); "
             "a git URL goes in --remote"
         )
+
+
+#: A GitHub App's App ID (digits) or client ID (`Iv1.` + 16 hex digits, or `Iv23` + letters
+#: and digits in newer Apps). GitHub's JWT `iss` takes either ("Generating a JSON Web Token
+#: (JWT) for a GitHub App": "The client ID or application ID of your GitHub App").
+_APP_ID = re.compile(r"^(?:[0-9]{1,20}|Iv[0-9A-Za-z.]{1,60})$")
+
+
+def check_app_id(app_id: str) -> str:
+    """Refuse an `--app-id` that is neither an App ID nor a client ID; returns it unchanged.
+
+    Raises:
+        FatalError: the value is not shown (a private key pasted there by mistake would be).
+    """
+    if not _APP_ID.match(app_id):
+        raise FatalError(
+            "--app-id is not a GitHub App's App ID (digits, e.g. 123456) or client ID (e.g. "
+            "Iv23liAbCdEf…); the value is not shown. Both are on the App's settings page "
+            "(Settings → Developer settings → GitHub Apps → the App → General)"
+        )
+    return app_id
+
+
+def clean_private_key(key: str | None, variable: str) -> str:
+    """The GitHub App private key from environment variable `variable`: surrounding
+    whitespace dropped, `\\n` written as two characters (a key pasted into a one-line secret)
+    turned into newlines, and checked to be an unencrypted RSA private key in PEM form (GitHub
+    Apps sign their JWTs with RS256 and GitHub hands out RSA keys as `.pem` files).
+
+    Raises:
+        FatalError: unset, empty, not PEM, encrypted, or not RSA; the message names
+            `variable` and never shows any part of the value.
+    """
+    from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    where = (
+        "give it the App's private key, the whole .pem file GitHub generated (App settings → "
+        "Private keys → Generate a private key), from a secret"
+    )
+    text = (key or "").strip()
+    if not text:
+        raise FatalError(f"--app-id is given but {variable} is not set or empty: {where}")
+    if "\n" not in text and "\\n" in text:
+        text = text.replace("\\n", "\n")
+    try:
+        loaded = load_pem_private_key(text.encode("utf-8", "replace"), password=None)
+    except (ValueError, TypeError):
+        raise FatalError(
+            f"{variable} is not an unencrypted PEM private key (the value is not shown; it "
+            f"should start with -----BEGIN RSA PRIVATE KEY-----): {where}"
+        ) from None
+    except Exception:  # cryptography's UnsupportedAlgorithm and the like
+        raise FatalError(
+            f"{variable} is not a private key sync can read (the value is not shown): {where}"
+        ) from None
+    if not isinstance(loaded, RSAPrivateKey):
+        raise FatalError(
+            f"{variable} holds a PEM private key that is not RSA, and GitHub Apps sign with "
+            f"RS256 (the value is not shown): {where}"
+        )
+    return text + "\n"

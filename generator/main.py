@@ -192,7 +192,7 @@ def add_sync_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) 
     sync = verbs.add_parser(
         "sync",
         help="regenerate the library from a ref and open or update its pull request "
-        "(token from GITHUB_TOKEN)",
+        "(token from GITHUB_TOKEN, or a GitHub App: --app-id)",
     )
     add_build_options(sync)
     sync.add_argument("--repo", required=True, metavar="OWNER/NAME", help="the library repo")
@@ -253,6 +253,14 @@ def add_sync_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action="store_true",
         help="the token is the Actions GITHUB_TOKEN, whose pushes start no workflow: the pull "
         "request and $GITHUB_STEP_SUMMARY say CI did not run and how to fix that",
+    )
+    sync.add_argument(
+        "--app-id",
+        metavar="ID",
+        help="act as this GitHub App (its App ID or client ID), its private key read from the "
+        "environment variable SYNC_APP_PRIVATE_KEY (never from the command line): sync mints "
+        "the App's installation tokens itself, when needed and again before they expire "
+        "(wins over GITHUB_TOKEN)",
     )
 
 

@@ -3,12 +3,21 @@ sync scenarios prove nothing."""
 
 from __future__ import annotations
 
+import subprocess
+import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+import jwt
 import pytest
 import requests
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 from github_fake import FakeGitHub, GitHubSpec
+from github_fake.git_http import GitHttpRemote
+from github_fake.server import FakeApp
 from github_fake.spec import OPERATIONS
 
 from generator.sync.github import GitHubRepo
@@ -169,3 +178,96 @@ def test_open_sync_pulls_close_and_comment(fake: FakeGitHub) -> None:
     assert (fake.pulls[1].state, fake.pulls[1].closed_by) == ("closed", fake.login)
     assert fake.pulls[1].comments == ["Superseded by #3"]
     fake.assert_clean()
+
+
+# -- a GitHub App: JWTs, installation tokens and their expiry -----------------------------------
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture(scope="module")
+def app_key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def _public(key: rsa.RSAPrivateKey) -> bytes:
+    return key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+
+
+def _jwt(key: rsa.RSAPrivateKey, iss: str = "321", ahead: int = 300) -> str:
+    now = int(time.time())
+    return jwt.encode({"iat": now - 60, "exp": now + ahead, "iss": iss}, key, algorithm="RS256")
+
+
+def test_app_jwt_and_installation_tokens_expire_on_the_fakes_clock(
+    spec: GitHubSpec, app_key: rsa.RSAPrivateKey, tmp_path: Path, gitenv: dict[str, str]
+) -> None:
+    clock = _Clock()
+    app = FakeApp(321, _public(app_key), token_lifetime=timedelta(hours=1))
+    bare = tmp_path / "lib.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    with (
+        FakeGitHub(spec, "acme", "lib", TOKEN, app=app, clock=clock) as fake,
+        GitHttpRemote(tmp_path, TOKEN, accept=fake.token_valid) as http,
+    ):
+        bearer = {"Authorization": f"Bearer {_jwt(app_key)}"}
+        found = requests.get(f"{fake.url}/repos/acme/lib/installation", headers=bearer, timeout=10)
+        assert found.status_code == 200 and found.json()["id"] == app.installation_id
+        minted = requests.post(
+            f"{fake.url}/app/installations/{app.installation_id}/access_tokens",
+            json={"permissions": {}},
+            headers=bearer,
+            timeout=10,
+        )
+        assert minted.status_code == 201
+        token = minted.json()["token"]
+        expires = datetime.fromisoformat(minted.json()["expires_at"].replace("Z", "+00:00"))
+        assert expires == (clock.now + timedelta(hours=1)).replace(microsecond=0)
+        auth = {"Authorization": f"token {token}"}
+        assert requests.get(f"{fake.url}/repos/acme/lib", headers=auth, timeout=10).ok
+
+        def ls_remote() -> int:
+            url = f"{http.url.replace('//', f'//x-access-token:{token}@')}/lib.git"
+            return subprocess.run(
+                ["git", "ls-remote", url], capture_output=True, check=False
+            ).returncode
+
+        assert ls_remote() == 0
+        clock.now += timedelta(minutes=61)
+        expired = requests.get(f"{fake.url}/repos/acme/lib", headers=auth, timeout=10)
+        assert expired.status_code == 401 and expired.json()["message"] == "Bad credentials"
+        assert ls_remote() != 0  # the git side refuses it too
+        fake.assert_clean()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda key: _jwt(rsa.generate_private_key(public_exponent=65537, key_size=2048)),
+        lambda key: _jwt(key, iss="999"),
+        lambda key: _jwt(key, ahead=3600),  # GitHub: exp no more than 10 minutes ahead
+        lambda key: _jwt(key, ahead=-10),  # expired
+        lambda key: TOKEN,  # a token, not a JWT
+    ],
+    ids=["another key", "another iss", "exp too far", "expired", "a token"],
+)
+def test_app_operations_refuse_a_jwt_github_would_refuse(
+    spec: GitHubSpec, app_key: rsa.RSAPrivateKey, make: Any
+) -> None:
+    with FakeGitHub(spec, "acme", "lib", TOKEN, app=FakeApp(321, _public(app_key))) as fake:
+        refused = requests.get(
+            f"{fake.url}/repos/acme/lib/installation",
+            headers={"Authorization": f"Bearer {make(app_key)}"},
+            timeout=10,
+        )
+        assert refused.status_code == 401
+        assert fake.minted == {}
+        fake.assert_clean()

@@ -42,7 +42,7 @@ from generator.compare import size_rows
 from generator.errors import FatalError
 from generator.facts import facts_in_folder
 from generator.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME, SYNC_PREFIX
-from generator.inputs import check_repo, clean_token
+from generator.inputs import check_app_id, check_repo, clean_private_key, clean_token
 from generator.layout import (
     CHECK_REPORT_FILE,
     GENERATED_PATHS,
@@ -54,6 +54,7 @@ from generator.layout import (
 )
 from generator.lint import lint_library
 from generator.properties import properties_version
+from generator.sync.app import APP_KEY_ENV, AppCredentials
 from generator.sync.body import (
     PullRequestFacts,
     commit_message,
@@ -104,8 +105,8 @@ class CheckReportLike(Protocol):
 BuildFn = Callable[[BuildOptions, Path], BuildResult]
 #: check(library, options) -> report.
 CheckFn = Callable[[Path, "SyncOptions"], CheckReportLike]
-#: connect(api_url, repo, token) -> GitHubRepo.
-ConnectFn = Callable[[str, str, str], GitHubRepo]
+#: connect(api_url, repo, credentials) -> GitHubRepo; credentials: a token, or a GitHub App.
+ConnectFn = Callable[[str, str, str | AppCredentials], GitHubRepo]
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,11 @@ class SyncOptions:
             the body (and the step summary) say that CI did not run and how to fix it.
         step_summary: the job summary (`$GITHUB_STEP_SUMMARY`): a passing check's report and
             (with `workflow_token`) the CI note are appended to it; a failing check's report
-            goes to stdout, which the workflow copies there. None: no summary.
+            goes to stdout, which the workflow copies there; a failing sync's error (redacted)
+            is appended. None: no summary.
+        app_id: act as this GitHub App (App ID or client ID; its private key comes from
+            SYNC_APP_PRIVATE_KEY): sync mints the App's installation tokens itself, when
+            needed and again near their end. It wins over GITHUB_TOKEN. None: use the token.
     """
 
     build: BuildOptions
@@ -150,6 +155,7 @@ class SyncOptions:
     recreate: bool = False
     workflow_token: bool = False
     step_summary: Path | None = None
+    app_id: str | None = None
 
 
 @dataclass
@@ -186,11 +192,13 @@ def sync_branch(sha: str) -> str:
 
 
 def sync(args: argparse.Namespace) -> int:
-    """Run sync with the parsed options; the token comes from GITHUB_TOKEN.
+    """Run sync with the parsed options; the token comes from GITHUB_TOKEN, or with `--app-id`
+    the GitHub App's private key from SYNC_APP_PRIVATE_KEY.
 
-    GITHUB_TOKEN is taken out of this process's environment first, so nothing sync starts
-    (the build, compilers, QEMU, the example binaries) inherits it; git gets it only through
-    the askpass environment `generator.git.git_env` passes to each git command.
+    GITHUB_TOKEN and SYNC_APP_PRIVATE_KEY are taken out of this process's environment first,
+    so nothing sync starts (the build, compilers, QEMU, the example binaries) inherits them;
+    git gets a token only through the askpass environment `generator.git.git_env` passes to
+    each git command that talks to the remote.
 
     With `--workflow-token`, the note that CI did not run is appended to
     `$GITHUB_STEP_SUMMARY` when that is set.
@@ -201,6 +209,7 @@ def sync(args: argparse.Namespace) -> int:
         dry run finished; failures raise FatalError (exit 1).
     """
     token = os.environ.pop("GITHUB_TOKEN", None)
+    app_key = os.environ.pop(APP_KEY_ENV, None)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     options = SyncOptions(
         build=options_from_args(args),
@@ -216,8 +225,14 @@ def sync(args: argparse.Namespace) -> int:
         recreate=args.recreate,
         workflow_token=args.workflow_token,
         step_summary=Path(summary) if summary else None,
+        app_id=args.app_id,
     )
-    run_sync(options, token)
+    if options.app_id is None:
+        if app_key:
+            _stderr(f"{APP_KEY_ENV} is set but --app-id is not given: the key is not used")
+        run_sync(options, token)
+    else:
+        run_sync(options, token, app_key=app_key)
     return 0
 
 
@@ -235,8 +250,8 @@ def _default_check(library: Path, options: SyncOptions) -> CheckReportLike:
     )
 
 
-def _default_connect(api_url: str, repo: str, token: str) -> GitHubRepo:
-    return GitHubRepo(api_url, repo, token)
+def _default_connect(api_url: str, repo: str, credentials: str | AppCredentials) -> GitHubRepo:
+    return GitHubRepo(api_url, repo, credentials, say=_stderr)
 
 
 def _stderr(text: str) -> None:
@@ -251,6 +266,7 @@ def run_sync(
     options: SyncOptions,
     token: str | None,
     *,
+    app_key: str | None = None,
     build: BuildFn = _default_build,
     check: CheckFn = _default_check,
     connect: ConnectFn = _default_connect,
@@ -263,30 +279,64 @@ def run_sync(
     Args:
         options: see `SyncOptions`.
         token: GitHub token (from GITHUB_TOKEN; surrounding whitespace is dropped); needed
-            unless `dry_run`. Never printed, never written to git config or to disk.
+            unless `dry_run` or `options.app_id`. Never printed, never written to git config or
+            to disk.
+        app_key: with `options.app_id`: the App's private key, PEM (from SYNC_APP_PRIVATE_KEY;
+            `generator.inputs.clean_private_key`). Never printed or written.
         build, check, connect: the build, check and GitHub back ends (tests inject their own).
         say: progress lines (stderr); emit: results for the user (stdout: the report, body).
     Returns:
         What was done (see `SyncResult`).
     Raises:
         FatalError: bad options (repo, API URL, base branch, a token with spaces, control or
-            non-ASCII characters), missing token, an API URL that is not GitHub's, GitHub or
-            git failures (401, 403, 404, 422, rate limits and 5xx after bounded retries,
-            network down, protected branch, push rejected), unknown ref (from the build), a
-            reused version, a version not above every published one, a relabelled pin, a
+            non-ASCII characters, an --app-id that is no App ID or client ID, a private key
+            missing or not PEM), missing token, an API URL that is not GitHub's, GitHub or git
+            failures (401, 403, 404, 422, rate limits and 5xx after bounded retries, network
+            down, protected branch, push rejected; the 403 of a workflow token that may not
+            open pull requests names the setting), unknown ref (from the build), a reused
+            version, a version not above every published one, a relabelled pin, a
             maintainer's commits on the sync branch, or a failing check. The library repo is
             left as it was (a push is undone when anything after it fails, even unexpectedly).
             Failing to close a superseded pull request, delete its branch or write the step
             summary is a warning (on `say`), not an error. Also: a bot name or email git would
             store changed (`generator.git.check_identity`); a URL the token may not go
             to (`generator.urls.token_url_problem`: --remote, the API's clone_url, git's
-            rewriting of either, a redirect), refused before the token is sent.
+            rewriting of either, a redirect), refused before the token is sent. With
+            `options.step_summary`, the error's text (every secret redacted) is appended to
+            the step summary before it is raised.
 
     Temporary folders (the work folder, the askpass folder) are removed however the run ends
     (SIGTERM and SIGHUP included); those of earlier runs that were killed are removed first,
     and named on `say` (`generator.tempdirs`).
     """
+    secrets: list[Callable[[], Collection[str]]] = [lambda: (token or "", app_key or "")]
+    try:
+        return _run_sync(options, token, app_key, build, check, connect, say, emit, secrets)
+    except FatalError as e:
+        if options.step_summary is not None:
+            text = str(e)
+            for secret in sorted({s for get in secrets for s in get()}, key=len, reverse=True):
+                text = redact(text, secret)
+            _append_failure(options.step_summary, text, say)
+        raise
+
+
+def _run_sync(
+    options: SyncOptions,
+    token: str | None,
+    app_key: str | None,
+    build: BuildFn,
+    check: CheckFn,
+    connect: ConnectFn,
+    say: Callable[[str], None],
+    emit: Callable[[str], None],
+    secrets: list[Callable[[], Collection[str]]],
+) -> SyncResult:
+    """`run_sync`; the secrets it comes to hold are added to `secrets` (for the summary)."""
     token = clean_token(token)
+    app: AppCredentials | None = None
+    if options.app_id is not None:
+        app = AppCredentials(check_app_id(options.app_id), clean_private_key(app_key, APP_KEY_ENV))
     check_repo(options.repo)
     check_api_url(options.api_url)
     if options.remote is not None:
@@ -296,24 +346,40 @@ def run_sync(
     g.check_identity(options.identity)
     if options.build.library_version is not None:
         check_explicit_version(options.build.library_version)
+    if app is not None and token:
+        say(
+            f"--app-id {app.app_id} is given and GITHUB_TOKEN is set: sync uses the GitHub "
+            "App's installation tokens, not GITHUB_TOKEN"
+        )
     with exit_cleanly_on_signals(say):
         remove_stale(say)
         gh: GitHubRepo | None = None
         remote, source = options.remote, "--remote"
+        git_token: str | g.TokenSource | None = token
+        if options.dry_run and app is not None:
+            say(
+                "dry run: no GitHub App token is minted (that takes the GitHub API); the "
+                "library repo is cloned without a token"
+            )
+            git_token = None
         if not options.dry_run:
-            if not token:
+            if app is None and not token:
                 raise FatalError(
                     "GITHUB_TOKEN is not set: export a token with contents: write and "
-                    "pull-requests: write on the library repo (or use --dry-run)"
+                    "pull-requests: write on the library repo, or give a GitHub App with "
+                    f"--app-id and {APP_KEY_ENV} (or use --dry-run)"
                 )
-            gh = connect(options.api_url, options.repo, token)
+            credentials: str | AppCredentials = app if app is not None else token or ""
+            gh = connect(options.api_url, options.repo, credentials)
+            secrets.append(gh.secrets)
+            git_token = gh.tokens
             info = gh.preflight()
             if remote is None and info.clone_url:
                 remote = info.clone_url
                 source = f"the clone_url of {options.repo} in the answer of {options.api_url}"
         if remote is None:
             remote, source = f"https://github.com/{options.repo}.git", "the default remote"
-        with work_folder(options.work_dir, "sync") as work, g.git_env(token) as genv:
+        with work_folder(options.work_dir, "sync") as work, g.git_env(git_token) as genv:
             run = _Run(options, work, genv, gh, build, check, say, emit)
             try:
                 return _sync_in(run, remote, source)
@@ -728,16 +794,17 @@ def _pull_request(
     try:
         pull = gh.open_or_update(branch, run.options.base, title, body, SYNC_LABEL)
     except BaseException as e:
+        undone = ""
         if pushed:
-            _undo_push(clone.lib, branch, old_remote, new_commit, run.genv, run.say)
+            restored = _undo_push(clone.lib, branch, old_remote, new_commit, run.genv, run.say)
+            undone = _undone(branch, old_remote, restored)
         if isinstance(e, FatalError):
-            raise e from None
+            raise FatalError(f"{e}\n{undone}" if undone else str(e)) from None
         if isinstance(e, Exception):
-            undone = f"; {branch} was put back as it was" if pushed else ""
             raise FatalError(
                 f"could not open or update the pull request for {branch}: unexpected "
-                f"{type(e).__name__}: {redact(str(e), run.genv.token)}{undone}; run sync again, "
-                "and report this if it persists"
+                f"{type(e).__name__}: {run.genv.redact(str(e))}"
+                f"{f'; {undone}' if undone else ''}; run sync again, and report this if it persists"
             ) from None
         raise
     if pull.label_warning:
@@ -842,10 +909,42 @@ def _undo_push(
     pushed: str,
     genv: g.GitEnv,
     say: Callable[[str], None],
-) -> None:
-    """Put the remote sync branch back as it was (deleted, or at `old`) after a failed PR."""
+) -> bool:
+    """Put the remote sync branch back as it was (deleted, or at `old`) after a failed PR;
+    returns whether that worked (a failure is said on `say`)."""
     try:
         g.push_with_lease(lib, old or "", branch, pushed, genv, f"restore {branch}")
         say(f"restored {branch} on the library repo")
+        return True
     except FatalError as e:
         say(f"could not restore {branch} on the library repo: {e}")
+        return False
+
+
+def _undone(branch: str, old: str | None, restored: bool) -> str:
+    """What a failed pull request's message says about the branch pushed for it."""
+    if not restored:
+        return (
+            f"the branch {branch} pushed for it could not be put back (see above): delete it "
+            "on the library repo, or run sync again"
+        )
+    if old is None:
+        return f"the branch {branch} pushed for it was deleted again; the library repo is as it was"
+    return (
+        f"the branch {branch} pushed for it was put back at its previous commit {old[:12]}; "
+        "the library repo is as it was"
+    )
+
+
+def _append_failure(path: Path, text: str, say: Callable[[str], None]) -> None:
+    """Append a failed sync's error (already redacted) to the step summary, in a code block
+    (fenced longer than any backtick run in it, so nothing in it is read as Markdown). A
+    failure to write is a warning: the error is what matters."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    block = f"### Sync failed\n\n{fence}text\n{text.strip()}\n{fence}\n"
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(block)
+    except OSError as e:
+        say(f"warning: could not append to the step summary {path}: {e}")

@@ -15,6 +15,17 @@ failure at once), sleeping goes through an injectable `sleep` (tests record it),
 never retried by it after a 5xx or a lost answer: the POST may have taken effect, so `_call`
 first looks whether it did (the pull request or comment exists) and only then tries again.
 
+Credentials: a fixed token (GITHUB_TOKEN, a SYNC_TOKEN), or a GitHub App (`--app-id`, its key
+from SYNC_APP_PRIVATE_KEY): then the App's JWT finds its installation on the repo and the
+installation tokens are minted as they are needed (`generator.sync.app`), through the same
+checked and retried connection as every other call. `GitHubRepo.tokens` hands the same
+credential to git.
+
+GitHub's refusal to let the Actions GITHUB_TOKEN open a pull request (a 403 whose message is
+`ACTIONS_MAY_NOT_CREATE_PULLS`) is recognised by that message and explained by the setting it
+depends on; no API call can read that setting with a workflow token, so the refusal is the
+only signal.
+
 The token goes only where `generator.urls.token_url_problem` allows: PyGithub builds a
 connection for the API root and for every URL of an answer that names another host, port or
 scheme (`Requester.__customConnection`), and sends the token on each; `_Checked*Connection`
@@ -33,7 +44,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 import requests
-from github import Auth, Github, GithubException, GithubRetry
+from github import Auth, Github, GithubException, GithubIntegration, GithubRetry
 from github.GithubException import RateLimitExceededExceedsMaxWait
 from github.PullRequest import PullRequest
 from github.Repository import Repository
@@ -44,10 +55,35 @@ from urllib3.response import BaseHTTPResponse, HTTPResponse
 from urllib3.util.retry import Retry
 
 from generator.errors import FatalError
+from generator.git import StaticToken, TokenSource
+from generator.sync.app import (
+    REFRESH_MARGIN,
+    AppCredentials,
+    InstallationTokens,
+    app_auth,
+    utc_now,
+)
 from generator.urls import check_token_url
 
 DEFAULT_API_URL = "https://api.github.com"
 SYNC_LABEL = "sync"
+
+#: What GitHub answers (403) when the workflow's GITHUB_TOKEN tries to open (or approve) a pull
+#: request while the repository's or organisation's setting "Allow GitHub Actions to create and
+#: approve pull requests" is off. Sources: the body quoted in danielroe/uppt issue #11 and
+#: peter-evans/create-pull-request issues #1175 and #3979; GitHub changelog 2022-05-03
+#: "GitHub Actions: Prevent GitHub Actions from creating and approving pull requests".
+ACTIONS_MAY_NOT_CREATE_PULLS = "GitHub Actions is not permitted to create or approve pull requests"
+#: Where that setting is, and what to do instead (also in the README, "Tokens").
+ACTIONS_SETTING_HINT = (
+    "the workflow's GITHUB_TOKEN may not open pull requests on this repository: turn on "
+    'Settings → Actions → General → Workflow permissions → "Allow GitHub Actions to create and '
+    'approve pull requests" on the repository (and, when the repository belongs to an '
+    "organisation that turned it off, first on the organisation: Organisation settings → "
+    "Actions → General), or give sync a GitHub App (--app-id with SYNC_APP_PRIVATE_KEY) or a "
+    'SYNC_TOKEN instead (README, "Tokens"); a token of the App or SYNC_TOKEN also lets CI run '
+    "on the pull request"
+)
 
 T = TypeVar("T")
 
@@ -242,28 +278,41 @@ class GitHubRepo:
     Args:
         api_url: REST API root, e.g. https://api.github.com or https://ghe.example/api/v3.
         repo: OWNER/NAME.
-        token: a token allowed to push and open pull requests (contents + pull-requests: write).
+        credentials: a token allowed to push and open pull requests (contents + pull-requests:
+            write), or a GitHub App installed on the repo with those permissions (its
+            installation is looked up now, its tokens minted when first needed and again near
+            their end: `generator.sync.app`).
         sleep: how to wait between retries (seconds); tests pass a recorder.
         attempts: tries per call in all (>= 1).
         max_wait: longest single wait (s) we accept for a rate limit before giving up.
         throttle: keep PyGithub's spacing between requests (GitHub asks clients to space
             writes); tests against the local fake turn it off.
+        clock: the current time (UTC), for the App tokens' expiry; tests share one with the
+            fake GitHub.
+        say: progress lines (no secret), e.g. each App token minted.
+    Attributes:
+        tokens: the credential as a `generator.git.TokenSource`, for git.
+    Raises:
+        FatalError: (App only) the installation could not be found: the JWT was refused, the
+            App is not installed on the repo, GitHub or the network failed.
     """
 
     def __init__(
         self,
         api_url: str,
         repo: str,
-        token: str,
+        credentials: str | AppCredentials,
         *,
         sleep: Callable[[float], None] = time.sleep,
         attempts: int = 5,
         max_wait: float = 120.0,
         throttle: bool = True,
+        clock: Callable[[], datetime] = utc_now,
+        say: Callable[[str], None] = lambda text: None,
     ) -> None:
         self.api_url = api_url.rstrip("/")
         self.name = repo
-        self._token = token
+        self._secrets: set[str] = set()
         self._sleep = sleep
         self._attempts = max(1, attempts)
         self._max_wait = max_wait
@@ -279,20 +328,105 @@ class GitHubRepo:
             allowed_methods=_RETRIED_METHODS,
             raise_on_status=False,  # the last answer reaches PyGithub, which raises it
         )
-        self._github = Github(
-            base_url=self.api_url, auth=Auth.Token(token), retry=retry, timeout=30, **spacing
-        )
+        self._app = credentials if isinstance(credentials, AppCredentials) else None
+        auth: Auth.Auth
+        if isinstance(credentials, AppCredentials):
+            tokens = self._installation_tokens(credentials, retry, spacing, clock, say)
+            self.tokens: TokenSource = tokens
+            auth = tokens
+        else:
+            self._secrets.add(credentials)
+            self.tokens = StaticToken(credentials)
+            auth = Auth.Token(credentials)
+        self._github = Github(base_url=self.api_url, auth=auth, retry=retry, timeout=30, **spacing)
         _check_connections(self._github.requester, self.api_url)
         self._repo: Repository | None = None
         #: pull requests met in listings, by number (closing one needs no second GET)
         self._pulls: dict[int, PullRequest] = {}
 
+    def _installation_tokens(
+        self,
+        credentials: AppCredentials,
+        retry: _Retry,
+        spacing: dict[str, Any],
+        clock: Callable[[], datetime],
+        say: Callable[[str], None],
+    ) -> InstallationTokens:
+        """Find the App's installation on the repo (GET /repos/{owner}/{repo}/installation,
+        with the App's JWT) and return its token source; no token is minted yet."""
+        jwt_auth = app_auth(credentials, self._secrets)
+        integration = GithubIntegration(
+            base_url=self.api_url, auth=jwt_auth, retry=retry, timeout=30, **spacing
+        )
+        _check_connections(integration.requester, self.api_url)
+        owner, _, name = self.name.partition("/")
+        installation = self._call(
+            f"find the GitHub App {credentials.app_id}'s installation on {self.name}",
+            lambda: integration.get_repo_installation(owner, name),
+            hints=self._app_hints(),
+        )
+        installation_id = self._call(
+            f"find the GitHub App {credentials.app_id}'s installation on {self.name}",
+            lambda: int(installation.id),
+        )
+
+        def mint(number: int) -> Any:
+            return self._call(
+                f"mint a token for the GitHub App {credentials.app_id}'s installation {number}",
+                lambda: integration.get_access_token(number),
+                landed=lambda: None,  # minting twice only makes a spare token
+                hints=self._app_hints(),
+            )
+
+        return InstallationTokens(
+            jwt_auth,
+            installation_id,
+            mint,
+            self._secrets,
+            clock=clock,
+            margin=REFRESH_MARGIN,
+            say=say,
+        )
+
+    def _app_hints(self) -> dict[int, str]:
+        """What to do when a call made with the App's JWT fails, by status."""
+        app_id = self._app.app_id if self._app else "?"
+        return {
+            401: (
+                f"GitHub refused the App's JWT: --app-id {app_id} and SYNC_APP_PRIVATE_KEY must "
+                "belong to the same GitHub App (a key the App still lists under Private keys), "
+                "and this machine's clock must be right (the JWT is valid for minutes)"
+            ),
+            403: (
+                f"the GitHub App {app_id} may not do this on {self.name}: check the App's "
+                "permissions (contents: write, pull requests: write) and that the installation "
+                "is not suspended"
+            ),
+            404: (
+                f"the GitHub App {app_id} is not installed on {self.name}: install it on the "
+                "repository (the App's page → Install App, or the organisation's Settings → "
+                "GitHub Apps → Configure → Repository access)"
+            ),
+            422: (
+                f"GitHub would not mint a token for the GitHub App {app_id} on {self.name}; "
+                "see its message"
+            ),
+        }
+
     # -- errors and retries -------------------------------------------------------------
 
     def _redact(self, text: str) -> str:
-        return redact(text, self._token)
+        for secret in sorted(self._secrets, key=len, reverse=True):
+            text = redact(text, secret)
+        return text
 
-    def _explain(self, error: GithubException, what: str) -> FatalError:
+    def secrets(self) -> Collection[str]:
+        """Every secret used so far: the token, or the App's key, JWTs and minted tokens."""
+        return tuple(self._secrets)
+
+    def _explain(
+        self, error: GithubException, what: str, hints: dict[int, str] | None = None
+    ) -> FatalError:
         data = error.data if isinstance(error.data, dict) else {}
         message = str(data.get("message") or error.message or "").strip()
         details = [
@@ -303,10 +437,19 @@ class GitHubRepo:
         said = message + (f" ({'; '.join(details)})" if details else "")
         said = self._redact(said) or "no message"
         status = error.status
-        if status == 401:
-            hint = "GitHub refused the token: set GITHUB_TOKEN to a valid, unexpired token"
+        if status == 403 and ACTIONS_MAY_NOT_CREATE_PULLS.lower() in message.lower():
+            hint = ACTIONS_SETTING_HINT
         elif status == 403 and _is_rate_limit(error):
             hint = "GitHub's rate limit did not clear in time: wait and run sync again"
+        elif hints and status in hints:
+            hint = hints[status]
+        elif status == 401 and self._app is not None:
+            hint = (
+                f"GitHub refused {self.tokens.name} (expired or revoked): run sync again; if it "
+                "persists, check that the App is still installed on the repository"
+            )
+        elif status == 401:
+            hint = "GitHub refused the token: set GITHUB_TOKEN to a valid, unexpired token"
         elif status == 403:
             hint = (
                 f"the token has no permission for this on {self.name}: it needs contents: write "
@@ -340,6 +483,7 @@ class GitHubRepo:
         fn: Callable[[], T],
         *,
         landed: Callable[[], T | None] | None = None,
+        hints: dict[int, str] | None = None,
     ) -> T:
         """Run `fn` (a PyGithub call, retried by `_Retry`) and explain its failure.
 
@@ -348,6 +492,7 @@ class GitHubRepo:
             landed: for a POST: whether an earlier try took effect (a non-None result, returned
                 instead of trying again); then a 5xx or a lost answer is tried again, `attempts`
                 in all, each time after a backoff and a look.
+            hints: what to do, by status, instead of the usual hints (the App's calls).
         Raises:
             FatalError: the final failure, explained.
         """
@@ -362,7 +507,7 @@ class GitHubRepo:
                 ) from None
             except GithubException as e:
                 if landed is None or e.status < 500 or attempt >= self._attempts:
-                    raise self._explain(e, what) from None
+                    raise self._explain(e, what, hints) from None
             except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as e:
                 retried = bool(e.args) and isinstance(e.args[0], MaxRetryError)
                 if landed is None or retried or attempt >= self._attempts:

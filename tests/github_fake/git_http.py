@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +25,19 @@ class GitHttpRemote(LocalServer):
     Args:
         root: folder holding bare repositories.
         token: the password (any user name) a request must carry; others get 401.
+        accept: instead of `token`, which passwords pass (e.g. `FakeGitHub.token_valid`: a
+            GitHub App's installation tokens until they expire, as github.com's git side).
     Attributes:
         offered: (user, password) of every request that carried credentials.
     """
 
-    def __init__(self, root: Path, token: str) -> None:
+    def __init__(
+        self, root: Path, token: str, *, accept: Callable[[str], bool] | None = None
+    ) -> None:
         super().__init__()
         self.root = root
         self.token = token
+        self.accept = accept
         self.offered: list[tuple[str, str]] = []
 
     def _wsgi(self, environ: dict[str, Any], start_response: Any) -> Any:
@@ -45,7 +51,8 @@ class GitHttpRemote(LocalServer):
         if auth.startswith("Basic "):
             user, _, password = base64.b64decode(auth[6:]).decode().partition(":")
             self.offered.append((user, password))
-        if password != self.token:
+        valid = self.accept(password) if self.accept is not None else password == self.token
+        if not valid:
             return Response(
                 "Authentication required\n",
                 status=401,

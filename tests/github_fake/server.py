@@ -4,8 +4,18 @@ published OpenAPI description (`spec.py`).
 
 - Endpoints: GET /repos/{o}/{r}; GET, POST /repos/{o}/{r}/pulls; GET, PATCH
   /repos/{o}/{r}/pulls/{n}; POST /repos/{o}/{r}/issues/{n}/labels; GET
-  /repos/{o}/{r}/issues/{n}; GET, POST /repos/{o}/{r}/issues/{n}/comments. Anything else is
-  recorded as a violation (the bot called something we did not expect) and answered 404.
+  /repos/{o}/{r}/issues/{n}; GET, POST /repos/{o}/{r}/issues/{n}/comments; and for a GitHub
+  App (`FakeApp`): GET /repos/{o}/{r}/installation and POST
+  /app/installations/{id}/access_tokens, with the App's JWT. Anything else is recorded as a
+  violation (the bot called something we did not expect) and answered 404.
+- A GitHub App: the JWT must be RS256, signed by the App's key (the test generates one with
+  `cryptography`), `iss` its App ID or client ID, `exp` at most 10 minutes ahead and not past
+  (GitHub docs, "Generating a JSON Web Token (JWT) for a GitHub App"; these times are checked
+  against the real clock, which PyGithub signs with); else 401. An installation token lives
+  `FakeApp.token_lifetime` on `clock` (one hour on github.com, GitHub docs "Generating an
+  installation access token for a GitHub App"); once expired, the API answers it 401 "Bad
+  credentials", and `token_valid` (which the git side, `GitHttpRemote(accept=...)`, asks)
+  refuses it.
 - Behaviour copied from GitHub: the token must match (else 401 "Bad credentials"); creating a
   second open PR for the same head and base is 422 "A pull request already exists"; a head
   branch that does not exist on the git remote is 422; `head=OWNER:BRANCH` filters lists;
@@ -30,13 +40,17 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import jwt
 from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest, WerkzeugOpenAPIResponse
 from openapi_schema_validator import OAS30Validator
 from werkzeug.wrappers import Request, Response
@@ -92,6 +106,34 @@ class Pull:
 
 
 @dataclass
+class FakeApp:
+    """A GitHub App installed on the fake's repository.
+
+    Attributes:
+        app_id: its App ID; client_id: its client ID (GitHub takes either as the JWT's `iss`).
+        public_key: PEM of the key its JWTs must be signed with.
+        installation_id: its installation on the repository; installed: whether it is.
+        token_lifetime: how long an installation token lives on the fake's clock.
+    """
+
+    app_id: int
+    public_key: bytes
+    client_id: str = "Iv23liFakeClient0001"
+    installation_id: int = 4242
+    installed: bool = True
+    token_lifetime: timedelta = timedelta(hours=1)
+
+
+#: The operations that take the App's JWT instead of a token.
+_JWT_OPERATIONS = frozenset(
+    {
+        ("/repos/{owner}/{repo}/installation", "get"),
+        ("/app/installations/{installation_id}/access_tokens", "post"),
+    }
+)
+
+
+@dataclass
 class Failure:
     """An injected answer: the next `times` requests matching method + path regex."""
 
@@ -113,6 +155,12 @@ class FakeGitHub(LocalServer):
         git_dir: the bare repository standing for the repo's git remote; when given, a PR's
             head branch must exist there (as GitHub requires).
         can_push: the `permissions.push` GitHub reports for the token.
+        app: a GitHub App installed on the repository (None: none).
+        clock: the fake's time (UTC), for installation tokens' expiry; tests advance it.
+    Attributes:
+        minted: every installation token issued -> when it expires.
+        used: (method, path, credential) of each request: the token it carried, or
+            "jwt:<iss>" for a valid JWT (tests check which token each call used).
     """
 
     def __init__(
@@ -124,8 +172,14 @@ class FakeGitHub(LocalServer):
         *,
         git_dir: Path | None = None,
         can_push: bool = True,
+        app: FakeApp | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         super().__init__()
+        self.app = app
+        self.clock: Callable[[], datetime] = clock or (lambda: datetime.now(UTC))
+        self.minted: dict[str, datetime] = {}
+        self.used: list[tuple[str, str, str]] = []
         self.spec = spec
         self.owner = owner
         self.name = name
@@ -172,6 +226,14 @@ class FakeGitHub(LocalServer):
         """Fail if any request or response broke GitHub's description."""
         assert not self.violations, "GitHub OpenAPI violations:\n" + "\n".join(self.violations)
 
+    def token_valid(self, token: str) -> bool:
+        """Whether `token` is accepted now: the fixed token, or an installation token the
+        fake minted that has not expired on `clock`."""
+        if token == self.token:
+            return True
+        expires = self.minted.get(token)
+        return expires is not None and self.clock() < expires
+
     def open_pulls(self) -> list[Pull]:
         return [p for p in self.pulls.values() if p.state == "open"]
 
@@ -217,9 +279,18 @@ class FakeGitHub(LocalServer):
                     request, template, method, failure.status, failure.body, failure.headers
                 )
         auth = request.headers.get("Authorization", "")
-        if auth not in (f"token {self.token}", f"Bearer {self.token}"):
-            return self._send(request, template, method, 401, _DEFAULT_ERRORS[401])
-        if (params["owner"], params["repo"]) != (self.owner, self.name):
+        kind, _, credential = auth.partition(" ")
+        if (template, method) in _JWT_OPERATIONS:
+            issuer = self._jwt_issuer(credential) if kind == "Bearer" else None
+            if issuer is None:
+                body = _DEFAULT_ERRORS[401] | {"message": "A JSON web token could not be decoded"}
+                return self._send(request, template, method, 401, body)
+            self.used.append((request.method, request.path, f"jwt:{issuer}"))
+        else:
+            if kind not in ("token", "Bearer") or not self.token_valid(credential):
+                return self._send(request, template, method, 401, _DEFAULT_ERRORS[401])
+            self.used.append((request.method, request.path, credential))
+        if "owner" in params and (params["owner"], params["repo"]) != (self.owner, self.name):
             return self._send(request, template, method, 404, _DEFAULT_ERRORS[404])
         status, payload = self._operate(request, template, method, params)
         return self._send(request, template, method, status, payload)
@@ -263,6 +334,30 @@ class FakeGitHub(LocalServer):
         self._close_merged()
         if template == "/repos/{owner}/{repo}":
             return 200, self._repository()
+        if template == "/repos/{owner}/{repo}/installation":
+            if self.app is None or not self.app.installed:
+                return 404, _DEFAULT_ERRORS[404]
+            return 200, self._installation(self.app)
+        if template == "/app/installations/{installation_id}/access_tokens":
+            app = self.app
+            if (
+                app is None
+                or not app.installed
+                or params["installation_id"] != str(app.installation_id)
+            ):
+                return 404, _DEFAULT_ERRORS[404]
+            token = f"ghs_{secrets.token_urlsafe(27)}"
+            expires = (self.clock() + app.token_lifetime).replace(microsecond=0)
+            self.minted[token] = expires
+            return 201, self._fill(
+                "installation-token",
+                {
+                    "token": token,
+                    "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "permissions": {"contents": "write", "pull_requests": "write"},
+                    "repository_selection": "selected",
+                },
+            )
         if template == "/repos/{owner}/{repo}/pulls" and method == "get":
             pulls = list(self.pulls.values())
             state = request.args.get("state", "open")
@@ -326,7 +421,56 @@ class FakeGitHub(LocalServer):
             pull.updates += 1
         return 200, self._pull(pull)
 
+    def _jwt_issuer(self, token: str) -> str | None:
+        """The `iss` of a JWT the App signed and GitHub would take now (None: refused)."""
+        app = self.app
+        if app is None:
+            return None
+        try:
+            claims = jwt.decode(
+                token,
+                app.public_key,
+                algorithms=["RS256"],
+                options={"require": ["iat", "exp", "iss"], "verify_iss": False},
+            )
+        except jwt.PyJWTError:
+            return None
+        issuer = str(claims["iss"])
+        if issuer not in (str(app.app_id), app.client_id):
+            return None
+        if int(claims["exp"]) > time.time() + 600 + 5:  # "no more than 10 minutes" ahead
+            return None
+        return issuer
+
     # -- response objects -----------------------------------------------------------------
+
+    def _installation(self, app: FakeApp) -> dict[str, Any]:
+        """GET /repos/{o}/{r}/installation: the App's installation on the repository."""
+        return self._fill(
+            "installation",
+            {
+                "id": app.installation_id,
+                "app_id": app.app_id,
+                "app_slug": "executorch-arduino-sync",
+                "client_id": app.client_id,
+                "target_id": 1,
+                "target_type": "Organization",
+                "account": self._user(self.owner),
+                "repository_selection": "selected",
+                "access_tokens_url": self._api(
+                    f"/app/installations/{app.installation_id}/access_tokens"
+                ),
+                "repositories_url": self._api("/installation/repositories"),
+                "html_url": f"https://github.example/settings/installations/{app.installation_id}",
+                "permissions": {"contents": "write", "pull_requests": "write"},
+                "events": [],
+                "created_at": _NOW,
+                "updated_at": _NOW,
+                "single_file_name": None,
+                "suspended_by": None,
+                "suspended_at": None,
+            },
+        )
 
     def _api(self, path: str) -> str:
         return f"{self.url}{path}"

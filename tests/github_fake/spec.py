@@ -34,6 +34,9 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("/repos/{owner}/{repo}/issues/{issue_number}", "get"),
     ("/repos/{owner}/{repo}/issues/{issue_number}/comments", "get"),
     ("/repos/{owner}/{repo}/issues/{issue_number}/comments", "post"),
+    # a GitHub App's (`--app-id`): find its installation on the repo, mint a token (with a JWT)
+    ("/repos/{owner}/{repo}/installation", "get"),
+    ("/app/installations/{installation_id}/access_tokens", "post"),
 )
 #: Error shapes GitHub sends for statuses an operation does not document (401, 429, 5xx ...).
 GENERIC_ERROR_SCHEMAS = ("basic-error", "validation-error")
