@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 import yaml
+from github_fake.local_server import LocalServer
 
 from generator import workflows as wf
 from generator.main import main
 from generator.pins import Finding, Pin, PinError, Sources, check_pins, pin_table, read_pins
-from tests.github_fake.local_server import LocalServer
 
 TOKEN = "ghp_" + "s3cr3t" * 6
 OTHER_SHA = "f" * 40
