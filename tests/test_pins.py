@@ -58,7 +58,7 @@ jobs:
 PINS = read_pins(FIXED)
 
 
-class Sources_(LocalServer):
+class FakeSources(LocalServer):
     """GitHub's releases and commits, and the two indexes, as small JSON documents.
 
     Attributes:
@@ -126,7 +126,7 @@ def _tar_bz2(member: str, data: object) -> bytes:
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Sources_]:
+def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeSources]:
     """The templates are `FIXED`, and every pin current: each release is the pinned tag at
     the pinned SHA, the indexes' newest releases are the pinned ones (plus older ones and a
     pre-release)."""
@@ -134,7 +134,7 @@ def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Sources_
     for name, text in FIXED.items():
         (tmp_path / name).write_text(text)
     monkeypatch.setattr(wf, "TEMPLATES_DIR", tmp_path)
-    with Sources_() as fake:
+    with FakeSources() as fake:
         for pin in PINS:
             if pin.kind == "action":
                 fake.release(pin.repo, pin.version, pin.sha)
@@ -146,7 +146,7 @@ def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Sources_
         yield fake
 
 
-def _run(fake: Sources_, *extra: str, library: str = "library_index.json") -> list[str]:
+def _run(fake: FakeSources, *extra: str, library: str = "library_index.json") -> list[str]:
     return [
         "workflows",
         "--outdated",
@@ -242,7 +242,7 @@ def test_a_pin_with_two_versions_is_two_pins_and_other_lines_are_not_pins() -> N
 
 
 def test_all_current_exits_0_and_lists_every_pin(
-    server: Sources_, capsys: pytest.CaptureFixture[str]
+    server: FakeSources, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(_run(server)) == 0
     out = capsys.readouterr().out
@@ -264,7 +264,7 @@ def test_all_current_exits_0_and_lists_every_pin(
 
 
 def test_a_newer_action_is_reported_with_the_line_to_pin_it(
-    server: Sources_, capsys: pytest.CaptureFixture[str]
+    server: FakeSources, capsys: pytest.CaptureFixture[str]
 ) -> None:
     checkout = _pin("actions/checkout")
     server.release("actions/checkout", "v99.1.0", "b" * 40)
@@ -280,7 +280,7 @@ def test_a_newer_action_is_reported_with_the_line_to_pin_it(
 
 
 def test_a_newer_core_in_a_tar_bz2_and_library_in_a_gz_index(
-    server: Sources_, capsys: pytest.CaptureFixture[str]
+    server: FakeSources, capsys: pytest.CaptureFixture[str]
 ) -> None:
     core = _pin("arduino:zephyr").version
     server.routes["/package_index.tar.bz2"] = (
@@ -302,7 +302,7 @@ def test_a_newer_core_in_a_tar_bz2_and_library_in_a_gz_index(
 
 
 def test_pre_releases_and_older_releases_are_not_newer(
-    server: Sources_, capsys: pytest.CaptureFixture[str]
+    server: FakeSources, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lint = _pin("arduino-lint")
     server.json("/api/repos/arduino/arduino-lint/releases/latest", {"tag_name": "v99.0.0-rc.1"})
@@ -314,7 +314,7 @@ def test_pre_releases_and_older_releases_are_not_newer(
 
 
 def test_a_sha_that_is_not_its_tags_commit_fails(
-    server: Sources_, capsys: pytest.CaptureFixture[str]
+    server: FakeSources, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cache = _pin("actions/cache")
     server.json(f"/api/repos/actions/cache/commits/{cache.version}", {"sha": OTHER_SHA})
@@ -327,7 +327,7 @@ def test_a_sha_that_is_not_its_tags_commit_fails(
 
 
 def test_an_index_that_cannot_be_read_is_exit_2_naming_it(
-    server: Sources_, capsys: pytest.CaptureFixture[str]
+    server: FakeSources, capsys: pytest.CaptureFixture[str]
 ) -> None:
     del server.routes["/library_index.json"]
     with pytest.raises(SystemExit) as exit_info:
@@ -347,7 +347,7 @@ def test_a_server_that_is_gone_is_exit_2_and_tried_once_per_host(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
-    with Sources_() as gone:
+    with FakeSources() as gone:
         argv = _run(gone)
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
@@ -358,7 +358,7 @@ def test_a_server_that_is_gone_is_exit_2_and_tried_once_per_host(
 
 
 def test_a_used_up_rate_limit_says_to_set_a_token(
-    server: Sources_, capsys: pytest.CaptureFixture[str]
+    server: FakeSources, capsys: pytest.CaptureFixture[str]
 ) -> None:
     server.json(
         "/api/repos/actions/checkout/releases/latest",
@@ -373,7 +373,7 @@ def test_a_used_up_rate_limit_says_to_set_a_token(
 
 
 def test_the_token_goes_to_the_api_only_and_is_never_printed(
-    server: Sources_, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    server: FakeSources, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     del server.routes["/package_index.json"]
