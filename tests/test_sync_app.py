@@ -499,3 +499,25 @@ def test_another_403_keeps_the_permission_hint(sync: Runner, fake: FakeGitHub) -
     message = str(info.value)
     assert "the token has no permission for this" in message
     assert "Allow GitHub Actions" not in message
+
+
+def test_cli_says_when_the_key_is_set_without_app_id(
+    gitenv: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SYNC_APP_PRIVATE_KEY", "SecretPart")
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    with pytest.raises(SystemExit):
+        main(["sync", "--repo", "acme/ExecuTorch", "--api-url", "ftp://example.invalid"])
+    err = capsys.readouterr().err
+    assert "SYNC_APP_PRIVATE_KEY is set but --app-id is not given: the key is not used" in err
+    assert "SecretPart" not in err and "SYNC_APP_PRIVATE_KEY" not in os.environ
+
+
+def test_an_empty_app_id_is_refused_not_taken_for_no_app(
+    sync: Runner, fake: FakeGitHub, key_pem: str
+) -> None:
+    # a workflow passing `--app-id "$SYNC_APP_ID"` with the variable unset must not fall back
+    opts = SyncOptions(build=_build_options(), repo=f"{OWNER}/{NAME}", api_url=fake.url, app_id="")
+    with pytest.raises(FatalError, match="--app-id is not a GitHub App's App ID"):
+        run_sync(opts, TOKEN, app_key=key_pem, build=sync.build, check=sync.check)
+    assert fake.requests == []

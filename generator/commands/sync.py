@@ -13,7 +13,9 @@ closed and their branches deleted (a failure there is a warning: the new pull re
 The steps' modules, in `generator.sync`: `inputs` (API URL and base checked up front), `tree`
 (replace generated paths), `version` (reused, relabelled or not greater versions refused),
 `report` (the check report as committed), `body` (pull request text), `github` (PyGithub with
-retries: the sync pull request, closed and superseded ones). Shared with release:
+retries: the sync pull request, closed and superseded ones), `app` (with `--app-id`: the GitHub
+App's installation tokens, minted by sync when needed and again before they expire, for the API
+and for git). Shared with release:
 `generator.inputs` (token and repo checked up front), `generator.git` (thin GitPython helpers,
 token handling), `generator.tempdirs`.
 """
