@@ -62,9 +62,11 @@ def check_repo(repo: str) -> None:
         )
 
 
-#: A GitHub App's App ID (digits) or client ID (`Iv1.` + 16 hex digits, or `Iv23` + letters
-#: and digits in newer Apps). GitHub's JWT `iss` takes either ("Generating a JSON Web Token
-#: (JWT) for a GitHub App": "The client ID or application ID of your GitHub App").
+#: A GitHub App's App ID (digits) or client ID. GitHub's JWT `iss` takes either (docs,
+#: "Generating a JSON Web Token (JWT) for a GitHub App": "The client ID or application ID of your
+#: GitHub App"; GitHub changelog, May 2024, on the client ID as `iss`, example
+#: `Iv23f8doAlphaNumer1c`; older Apps' client IDs look like `Iv1.8a61f9b3a7aba766`). GitHub does
+#: not document the client ID's alphabet: this accepts `Iv` and then letters, digits and dots.
 _APP_ID = re.compile(r"^(?:[0-9]{1,20}|Iv[0-9A-Za-z.]{1,60})$")
 
 
