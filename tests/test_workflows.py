@@ -78,8 +78,7 @@ BASH = [shutil.which("bash") or "/bin/bash", "--noprofile", "--norc", "-eo", "pi
 #: Every action the workflows use: the commit its tag names and the inputs its action.yml
 #: declares there. Read 2026-12-01 from clones of each repository: `git rev-parse
 #: TAG^{commit}` (the tag is also the repository's newest vX.Y.Z) and `git show
-#: SHA:action.yml`. create-github-app-token's inputs: only those the workflows use (it
-#: declares one per permission).
+#: SHA:action.yml`.
 ACTIONS: dict[str, tuple[str, str, frozenset[str]]] = {
     "actions/checkout": (
         "3d3c42e5aac5ba805825da76410c181273ba90b1",
@@ -176,23 +175,6 @@ ACTIONS: dict[str, tuple[str, str, frozenset[str]]] = {
                 "repository",
                 "run-id",
                 "skip-decompress",
-            ]
-        ),
-    ),
-    "actions/create-github-app-token": (
-        "1b10c78c7865c340bc4f6099eb2f838309f1e8c3",
-        "v3.1.1",
-        frozenset(
-            [
-                "app-id",
-                "client-id",
-                "private-key",
-                "owner",
-                "repositories",
-                "permission-contents",
-                "permission-pull-requests",
-                "skip-token-revoke",
-                "github-api-url",
             ]
         ),
     ),
@@ -491,16 +473,31 @@ def test_sync_is_one_run_per_resolved_ref(rendered: dict[str, str]) -> None:
 
 def test_sync_token_app_then_secret_then_workflow_token(rendered: dict[str, str]) -> None:
     sync = parsed(rendered["sync.yml"])
-    app = next(s for _, _, s in steps(sync) if s.get("id") == "app-token")
-    assert app["if"] == "vars.SYNC_APP_ID != ''"
-    assert app["uses"].startswith("actions/create-github-app-token@")
-    assert app["with"]["private-key"] == "${{ secrets.SYNC_APP_PRIVATE_KEY }}"
-    run = next(s for _, _, s in steps(sync) if s.get("name") == "Sync")
-    assert run["env"]["GITHUB_TOKEN"] == (
-        "${{ steps.app-token.outputs.token || secrets.SYNC_TOKEN || github.token }}"
+    # No token minted at job start (it would expire before a long run pushes): sync --app-id
+    # mints the App's tokens itself, from the key in its environment.
+    assert "create-github-app-token" not in rendered["sync.yml"]
+    env = step_named(sync, "sync", "Sync")["env"]
+    assert env["SYNC_APP_ID"] == "${{ vars.SYNC_APP_ID }}"
+    assert env["SYNC_APP_PRIVATE_KEY"] == (
+        "${{ vars.SYNC_APP_ID != '' && secrets.SYNC_APP_PRIVATE_KEY || '' }}"
     )
-    assert "--workflow-token" in run["run"]
-    assert "GITHUB_STEP_SUMMARY" in run["run"]
+    assert env["GITHUB_TOKEN"] == (
+        "${{ vars.SYNC_APP_ID == '' && (secrets.SYNC_TOKEN || github.token) || '' }}"
+    )
+    assert env["TOKEN_SOURCE"] == (
+        "${{ vars.SYNC_APP_ID != '' && 'app' || secrets.SYNC_TOKEN && 'secret' || 'workflow' }}"
+    )
+    secrets = [
+        (job_id, step.get("name"), key)
+        for job_id, _, step in steps(sync)
+        for key, value in step.get("env", {}).items()
+        if "secrets." in str(value)
+    ]
+    assert secrets == [
+        ("sync", "Sync", "SYNC_APP_PRIVATE_KEY"),
+        ("sync", "Sync", "GITHUB_TOKEN"),
+        ("sync", "Sync", "TOKEN_SOURCE"),
+    ]
 
 
 def test_release_starts_only_by_hand_or_on_a_merged_sync_and_queues_on_the_job(
@@ -1068,7 +1065,7 @@ def test_hostile_values_stay_one_argument(
     ("source", "version", "extra"),
     [
         ("workflow", "", ["--workflow-token"]),
-        ("app", "1.2.3", ["--library-version=1.2.3"]),
+        ("app", "1.2.3", ["--library-version=1.2.3", "--app-id", "Iv23liABC"]),
         ("secret", "", []),
     ],
 )
@@ -1079,7 +1076,7 @@ def test_sync_passes_the_inputs_and_the_workflow_token_flag(
     step = step_named(sync, "sync", "Sync")
     env, _ = _step_env(sync, sync["jobs"]["sync"], step, "", tmp_path)
     env.update(EXECUTORCH_REF="v1.5.1", LIBRARY_VERSION=version, TOKEN_SOURCE=source,
-               HOME="/home/runner")  # fmt: skip
+               SYNC_APP_ID="Iv23liABC", HOME="/home/runner")  # fmt: skip
     proc = _run(tmp_path, step["run"], env)
     assert proc.returncode == 0, proc.stderr
     [argv] = [a for a in _calls(tmp_path / "log") if a[0] == "python"]
@@ -1100,6 +1097,9 @@ def test_sync_passes_the_inputs_and_the_workflow_token_flag(
     assert warned == (source == "workflow")
     if warned:
         assert "SYNC_APP_ID" in text and "SYNC_APP_PRIVATE_KEY" in text and "SYNC_TOKEN" in text
+        assert "Allow GitHub Actions to create and approve pull requests" in " ".join(
+            line.removeprefix("> ") for line in text.splitlines()
+        )
 
 
 # --- the sync's ref --------------------------------------------------------------------------
