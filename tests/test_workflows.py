@@ -514,6 +514,7 @@ def test_release_starts_only_by_hand_or_on_a_merged_sync_and_queues_on_the_job(
     assert " ".join(job["if"].split()) == (
         "github.event_name == 'workflow_dispatch' || "
         "(github.event.pull_request.merged == true && "
+        "github.event.pull_request.head.repo.full_name == github.repository && "
         "contains(github.event.pull_request.labels.*.name, 'sync') && "
         "vars.RELEASE_ON_SYNC_MERGE == 'true')"
     )
