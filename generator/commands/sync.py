@@ -801,7 +801,7 @@ def _pull_request(
             restored = _undo_push(clone.lib, branch, old_remote, new_commit, run.genv, run.say)
             undone = _undone(branch, old_remote, restored)
         if isinstance(e, FatalError):
-            raise FatalError(f"{e}\n{undone}" if undone else str(e)) from None
+            raise FatalError(f"{e}\n{undone}" if undone else str(e), e.exit_code) from None
         if isinstance(e, Exception):
             raise FatalError(
                 f"could not open or update the pull request for {branch}: unexpected "
