@@ -280,7 +280,9 @@ class Runner:
     ) -> SyncResult:
         self.runs += 1
         opts = SyncOptions(
-            build=BuildOptions(executorch_ref=ref, library_version=version),
+            build=BuildOptions(
+                executorch_ref=ref, library_version=version, cache_dir=self.tmp_path / "cache"
+            ),
             repo=options.pop("repo", f"{OWNER}/{NAME}"),
             remote=options.pop("remote", str(self.remote)),
             api_url=options.pop("api_url", self.fake.url),

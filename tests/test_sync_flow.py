@@ -35,7 +35,6 @@ from sync_fixtures import (
     writes,
 )
 
-from generator.cache import default_cache_dir
 from generator.errors import FatalError
 from generator.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
 from generator.layout import LIBRARY_FACTS_FILE
@@ -285,6 +284,7 @@ class _VolatileReport(FakeReport):
 
     library: Path = Path("/nowhere")
     run: int = 0
+    cache: Path = Path("/nowhere")
 
     def to_dict(self) -> dict[str, Any]:
         data = super().to_dict()
@@ -307,7 +307,7 @@ class _VolatileReport(FakeReport):
                 "stage": "sizes",
                 "status": "pass",
                 "summary": "measured",
-                "details": f"objects from {default_cache_dir()}/objects/ab.o",
+                "details": f"objects from {self.cache}/objects/ab.o",
             },
         ]
         for run in example["runs"]:
@@ -321,7 +321,8 @@ def test_committed_report_drops_times_cache_counts_and_paths(
     runs = iter(range(2))
 
     def volatile_check(library: Path, options: Any) -> _VolatileReport:
-        return _VolatileReport(True, 100_000, 20_000, library=library, run=next(runs))
+        cache = options.build.cache_dir
+        return _VolatileReport(True, 100_000, 20_000, library=library, run=next(runs), cache=cache)
 
     sync.check = volatile_check  # type: ignore[assignment]
     first = sync("v1.5.1", "0.2.0")

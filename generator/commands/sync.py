@@ -77,6 +77,7 @@ from generator.sync.github import (
 from generator.sync.inputs import check_api_url, check_base
 from generator.sync.report import committed_report
 from generator.sync.tree import replace_generated
+from generator.sync.upstream import arduino_changes
 from generator.sync.version import (
     check_not_relabelled,
     check_version_greater,
@@ -710,7 +711,7 @@ def _facts(
     report_dict: dict[str, Any],
 ) -> PullRequestFacts:
     """Gather what the body says, comparing the regenerated tree with the base branch."""
-    lib, base_rev = clone.lib, clone.base_rev
+    lib, base_rev, build = clone.lib, clone.base_rev, run.options.build
     base_facts = g.facts_at(lib, base_rev)
     base_report_text = g.file_at(lib, base_rev, CHECK_REPORT_FILE)
     base_report: dict[str, Any] | None = None
@@ -746,6 +747,12 @@ def _facts(
         base=run.options.base,
         ci_note=workflow_token_note() if run.options.workflow_token else None,
         workflow_drift=installed_drift(clone.worktree),
+        upstream=arduino_changes(
+            build.executorch_repo,
+            base_facts.pin,
+            built.sha,
+            build.cache_dir,
+        ),
     )
 
 
