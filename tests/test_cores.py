@@ -5,8 +5,18 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from generator import data_dir
-from generator.check.cores import CORES, PINNED_CORE, core, exports_path, pinned_core
+from generator.check.cores import (
+    CORES,
+    INSTALLED_CORE,
+    PINNED_CORE,
+    UNREAD,
+    core,
+    exports_path,
+    pinned_core,
+)
 
 
 def test_the_pinned_core_is_the_one_the_workflows_install() -> None:
@@ -14,8 +24,26 @@ def test_the_pinned_core_is_the_one_the_workflows_install() -> None:
     for workflow in ("ci.yml", "sync.yml"):
         text = (data_dir("workflows") / workflow).read_text(encoding="utf-8")
         pins |= set(re.findall(r'ZEPHYR_CORE: "arduino:zephyr@([0-9.]+)"', text))
-    assert pins == {PINNED_CORE}
+    assert pins == {INSTALLED_CORE}
     assert pinned_core().pinned and sum(c.pinned for c in CORES) == 1
+    read = [c.version for c in CORES]
+    if INSTALLED_CORE in read:
+        assert PINNED_CORE == INSTALLED_CORE  # a core that was read is judged itself
+    else:
+        # Installing a core whose loader was not read is declared, with its evidence.
+        assert INSTALLED_CORE in {u.version for u in UNREAD}
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def test_the_unread_releases_are_the_ones_after_the_newest_read_release() -> None:
+    releases = [c.version for c in CORES if not c.version.startswith("main@")]
+    unread = [u.version for u in UNREAD]
+    assert unread == ["0.55.2", "0.56.0", "0.90.0", "1.0.0"]
+    assert all(_key(v) > _key(releases[-1]) for v in unread) and not set(unread) & set(releases)
+    assert all(u.exists for u in UNREAD)
 
 
 def test_every_row_has_its_export_table_with_its_source() -> None:
@@ -47,3 +75,17 @@ def test_the_facts_the_issue_names() -> None:
     assert "__aeabi_dadd" in core("0.55.0").wrapped and "__aeabi_dmul" not in core("0.55.0").wrapped
     assert "__aeabi_dmul" in core("0.55.1").wrapped
     assert not any(c.storage_writable for c in CORES)
+
+
+def test_the_section_names_the_stand_in_when_the_installed_core_was_not_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from generator.check import linkmodes
+
+    monkeypatch.setattr(linkmodes, "INSTALLED_CORE", "0.90.0")
+    assert linkmodes.unchecked_sentence().endswith(
+        "and later) were not checked: their loader's source could not be read. The library's "
+        "CI installs 0.90.0; `0.55.0` (pinned) is the loader the check judges in its place."
+    )
+    monkeypatch.setattr(linkmodes, "INSTALLED_CORE", "0.55.0")
+    assert linkmodes.unchecked_sentence().endswith("source could not be read.")

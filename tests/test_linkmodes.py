@@ -48,7 +48,7 @@ def test_the_section_says_per_core_what_the_loader_does() -> None:
     )
     assert "| HelloExecuTorch | ✅ 20,568 B of 128 KiB | ✅ 13,864 B of 128 KiB |" in text
     assert "pick Tools > Link mode > Static" in text and "Failed to load sketch, rc -N" in text
-    assert "0.55.2, 0.56.0 and later) were not checked" in text
+    assert "(0.55.2, 0.56.0, 0.90.0, 1.0.0, and later) were not checked" in text
 
 
 def test_an_unchecked_tree_promises_nothing() -> None:

@@ -3,8 +3,10 @@ sketch linked in the Dynamic link mode. One table, read by the Dynamic stage (`d
 `llext.py`), the emulated Dynamic run, the check's report, the README and the PR body.
 
 Sources, arduino/ArduinoCore-zephyr at the commit of each row (read from a snapshot of its
-fork pillo79/ArduinoCore-zephyr, which holds every upstream tag and the main line to
-177dcef6 of 2026-06-30; the upstream snapshot stops in January 2025):
+fork pillo79/ArduinoCore-zephyr, which holds the upstream tags 0.51.0 to 0.55.1; the upstream
+snapshot stops in January 2025). The main-line row's 177dcef6 (2026-06-30) is that fork's
+`main`: upstream ff4a421c (2026-06-23) and three commits of the fork that touch CI scripts
+and `cores/arduino/wiring_analog.cpp`, none of the files below:
 
 - heap: `variants/arduino_uno_q_stm32u585xx/arduino_uno_q_stm32u585xx.conf`
   `CONFIG_LLEXT_HEAP_SIZE` (KiB; `loader/prj.conf` has 32, the variant's line wins); it is a
@@ -35,10 +37,10 @@ fork pillo79/ArduinoCore-zephyr, which holds every upstream tag and the main lin
 - Zephyr's own exports: `subsys/llext/llext_export.c` (`cores/zephyr.exports`, the eight C
   library functions upstream and an Arduino maintainer's fork both export).
 
-Not known here, so never assumed: the releases after 0.55.1 (0.55.2, 0.56.0: no source
-could be read), Zephyr's other built-in exports (syscalls; the arduino/zephyr fork's own
-`llext_export.c`), and exports behind settings that neither configuration file sets (their
-rows' `.exports` files leave them out).
+Not known here, so never assumed: the releases after 0.55.1 (`UNREAD`: each exists, but no
+source gives the commit of its tag, so no file of it could be read), Zephyr's other built-in
+exports (syscalls; the arduino/zephyr fork's own `llext_export.c`), and exports behind
+settings that neither configuration file sets (their rows' `.exports` files leave them out).
 """
 
 from __future__ import annotations
@@ -50,8 +52,12 @@ from pathlib import Path
 from generator import package_path
 
 CORES_DIR = package_path("check", "cores")
-#: The core version the rendered workflows install (`workflows/*.yml` ZEPHYR_CORE): the
-#: check fails when an example does not load there. tests/test_cores.py keeps them equal.
+#: The core version the rendered workflows install (`workflows/*.yml` ZEPHYR_CORE);
+#: tests/test_cores.py keeps them equal, and keeps it a row of `CORES` or of `UNREAD`.
+INSTALLED_CORE = "0.55.2"
+#: The release whose loader the check judges: the check fails when an example does not load
+#: there. `INSTALLED_CORE` when its loader was read; otherwise a release that was read stands
+#: in for it, and the link-modes section says so.
 PINNED_CORE = "0.55.0"
 #: The Cortex-M33's SRAM (Zephyr `dts/arm/st/u5/stm32u585Xi.dtsi`: sram0 at 0x20000000, 768
 #: KiB) and the firmware's flash (the loader at the start of the 2 MiB flash at 0x08000000):
@@ -105,7 +111,7 @@ class CoreFacts:
 
     @property
     def pinned(self) -> bool:
-        """True for the release the rendered workflows install."""
+        """True for the release the check judges (`PINNED_CORE`)."""
         return self.version == PINNED_CORE
 
 
@@ -148,6 +154,40 @@ CORES: tuple[CoreFacts, ...] = (
               "0.55.1.exports", "every __aeabi_* helper wrapped (EXPORT_AEABI_SYM)"),
     CoreFacts("main@177dcef6", "177dcef66eca", "2026-06-30", 256 * _K, False, True, True,
               "main.exports", "LLEXT heap 256 KiB (PR #511); no release with it could be read"),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class UnreadRelease:
+    """An arduino:zephyr release that exists but whose loader could not be read.
+
+    Attributes:
+        version: the release (`0.90.0`).
+        exists: the source that shows the release exists (repository, file or thread).
+    """
+
+    version: str
+    exists: str
+
+
+#: Releases after 0.55.1, oldest first. For none of them does a source give the commit of
+#: its tag: no snapshot holds a tag after 0.55.1 (the fork's stops at 2026-06-30, without
+#: 0.56.0; a mirror of upstream `main` to b5c2013 of 2026-08-21, Stars1233/ArduinoCore-zephyr,
+#: has no tags), and the package index, which names a release's archive by its commit
+#: (0.55.0: `ArduinoCore-zephyr_unoq-6544208c.tar.bz2`, in the `arduino-cli board details`
+#: output of weimingtom/wmt_arduino_uno_q_study README.md), was not found quoted for them.
+#: Which main-line commit a release is matters: between 2026-07-08 and 2026-08-21 `main`
+#: added exports (`gmtime` e7a9132, float `__aeabi_f*` helpers 2e77eab, `gettimeofday`
+#: 1629519) and moved `west.yml` to `zephyr-arduino-v4.4.1` (628ba0a).
+UNREAD: tuple[UnreadRelease, ...] = (
+    UnreadRelease("0.55.2", "meta-pytorch/executorch-arduino .github/workflows/ci.yml at "
+                  "0e4de219 installs it; its CHANGELOG [0.2.0] measured against it"),
+    UnreadRelease("0.56.0", "arduino/ArduinoCore-zephyr issue #542 (2026-07-08): arduino-cli "
+                  "prints 'Board platform: arduino:zephyr (0.56.0)'"),
+    UnreadRelease("0.90.0", "meta-pytorch/executorch-arduino .github/workflows/ci.yml at "
+                  "17edf1f4 installs it; arduino/ArduinoCore-zephyr PR #552 (2026-07-23)"),
+    UnreadRelease("1.0.0", "arduino/ArduinoCore-zephyr PR #625 'README: update for 1.0.0 "
+                  "release'; FastLED/FastLED PR #4443 (2026-09-19) installs it"),
 )  # fmt: skip
 
 
