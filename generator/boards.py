@@ -3,6 +3,13 @@
 Source of the UNO Q figures: arduino-cli's size report for
 `arduino:zephyr:unoq:link_mode=static` ("Sketch uses ... of 786432 bytes", "Global
 variables use ... of 262144 bytes"); the MCU is an STM32U585 (Cortex-M33 with FPU).
+The RAM ceiling depends on the core release (the core's `boards.txt` says
+`upload.maximum_data_size` is generated into `boards.local.txt` when the core is built, so
+no source file states it): 131,072 for 0.55.0 (`board details`/compile output in
+weimingtom/wmt_arduino_uno_q_study README.md) and 0.55.2 (meta-pytorch/executorch-arduino
+CHANGELOG [0.2.0]); 262,144 for 0.56.0 (arduino/ArduinoCore-zephyr issue #542, a compile
+log) and 0.90.0 (the same CHANGELOG: "0.90.0 reports double that"). Flash is 786,432 in all
+four.
 """
 
 from __future__ import annotations
