@@ -303,10 +303,18 @@ def _forget(path: Path) -> None:
 
 
 def _has_commit(repo: git.Repo, rev: str) -> str | None:
+    """The commit `rev` names if the clone holds it, else None; never fetches.
+
+    `rev-list --missing=print` turns off git's lazy fetch of a missing object, which a
+    partial clone's `rev-parse` does: asked for a commit it lacks, `rev-parse` fetched the
+    commit with its whole history (13,244 commits, a 23.75 MiB pack for ExecuTorch main on a
+    cold cache), where `_fetch` takes one commit.
+    """
     try:
-        return str(repo.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}"))
+        out = str(repo.git.rev_list("--no-walk", "--missing=print", f"{rev}^{{commit}}"))
     except git.GitCommandError:
         return None
+    return out.split()[0] if out.strip() else None
 
 
 def _is_shallow(repo: git.Repo) -> bool:
