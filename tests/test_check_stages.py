@@ -9,6 +9,7 @@ ExecuTorch sources are needed. Objects are shared through one cache per test ses
 
 from __future__ import annotations
 
+import os
 import shutil
 import textwrap
 from pathlib import Path
@@ -155,3 +156,27 @@ def test_auto_is_gcc_arm_without_arduino_cli() -> None:
         select_toolchain("arduino-cli")
     with pytest.raises(FatalError, match="unknown compiler 'clang'"):
         select_toolchain("clang")
+
+
+def test_arduino_cli_compiles_with_the_fqbn_and_default_warnings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The argv arduino-cli gets: the board's FQBN, the library, and `--warnings default` (the
+    live executorch-arduino CI's; arduino-cli's own default shows none)."""
+    from generator.check.plan import BuildPlan
+    from generator.check.toolchains import ArduinoCli
+
+    record = tmp_path / "argv"
+    stub = tmp_path / "bin" / "arduino-cli"
+    stub.parent.mkdir()
+    stub.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{record}"\necho arduino:zephyr\n')
+    stub.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{stub.parent}:{os.environ['PATH']}")
+    monkeypatch.setattr(ArduinoCli, "missing", lambda self: None)
+    plan = BuildPlan(tmp_path, "AddModel", Path("examples/AddModel"), (), (), ())
+    built = ArduinoCli().build(plan, tmp_path / "out", None)  # type: ignore[arg-type]
+    argv = record.read_text().splitlines()
+    assert argv[:3] == ["compile", "--fqbn", "arduino:zephyr:unoq:link_mode=static"]
+    assert argv[argv.index("--warnings") + 1] == "default"
+    assert argv[-1] == str(tmp_path / "examples/AddModel")
+    assert not built.ok  # the stub wrote no ELF

@@ -366,6 +366,11 @@ class ArduinoCli:
             str(build_path),
             "--jobs",
             str(os.cpu_count() or 1),
+            # The compiler's default warnings, as the live executorch-arduino CI compiles
+            # (meta-pytorch/executorch-arduino .github/workflows/ci.yml at 0e4de219);
+            # arduino-cli's own default is `none`.
+            "--warnings",
+            "default",
             str(plan.library / plan.sketch_dir),
         ]
         proc = subprocess.run(argv, capture_output=True, text=True, check=False)
