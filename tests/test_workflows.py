@@ -203,7 +203,7 @@ ACTIONS: dict[str, tuple[str, str, frozenset[str]]] = {
     ),
 }
 #: The pins of the live executorch-arduino repository's CI (issue 17), in every workflow.
-ZEPHYR_CORE = "arduino:zephyr@0.55.2"
+ZEPHYR_CORE = "arduino:zephyr@0.90.0"
 ROUTER_BRIDGE = "Arduino_RouterBridge@0.4.3"
 
 
