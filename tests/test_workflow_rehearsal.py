@@ -26,6 +26,8 @@ from typing import Any
 import pytest
 from gha_expressions import ExpressionError, Scope, condition, evaluate, render
 from github_fake import FakeGitHub, GitHubSpec
+from github_fake.git_http import GitHttpRemote
+from github_fake.server import FakeApp
 from github_fake.spec import OPERATIONS
 from sync_fixtures import (
     NAME,
@@ -43,7 +45,6 @@ from workflow_rehearsal import (
     RehearsalError,
     Run,
     Settings,
-    TokenRemote,
     filter_matches,
     parse_workflow,
     triggers,
@@ -52,15 +53,6 @@ from workflow_rehearsal import (
 from generator import PROJECT_ROOT
 from generator.sync.github import GitHubRepo
 from generator.workflows import WORKFLOWS_DIR, render_workflows
-
-try:  # the fake's GitHub App (tokens' change to tests/github_fake)
-    from github_fake.server import FakeApp
-except ImportError:  # pragma: no cover - before it lands
-    FakeApp = None  # type: ignore[assignment,misc]
-
-needs_fake_app = pytest.mark.skipif(
-    FakeApp is None, reason="tests/github_fake has no FakeApp (a GitHub App) yet"
-)
 
 GENERATOR_REPO = "https://github.com/example/executorch-arduino-generator.git"
 REPO = f"{OWNER}/{NAME}"
@@ -159,7 +151,7 @@ class World:
 
     fake: FakeGitHub
     remote: Path
-    git_remote: TokenRemote
+    git_remote: GitHttpRemote
     rehearsal: Rehearsal
     workflows: dict[str, str]
     tmp: Path
@@ -209,14 +201,15 @@ class World:
         pull.state, pull.merged, pull.closed_by = "closed", True, "a-maintainer"
         return self.main()
 
-    def sync_pull(self, branch: str) -> int:
+    def sync_pull(self, branch: str, files: dict[str, str] | None = None) -> int:
         """A sync pull request made cheaply (a commit pushed, the PR opened through the
         generator's GitHub code) for scenarios that only need one to exist."""
         work = self.tmp / f"pull-{branch.replace('/', '-')}"
         git("clone", "--quiet", str(self.remote), str(work))
         git("checkout", "--quiet", "-b", branch, cwd=work)
-        (work / "src").mkdir(exist_ok=True)
-        (work / "src" / "ExecuTorch.h").write_text("#pragma once\n")
+        for path, text in (files or {"src/ExecuTorch.h": "#pragma once\n"}).items():
+            (work / path).parent.mkdir(parents=True, exist_ok=True)
+            (work / path).write_text(text)
         git("add", "-A", cwd=work)
         git("commit", "--quiet", "-m", "sync", cwd=work)
         git("push", "--quiet", "origin", branch, cwd=work)
@@ -277,30 +270,30 @@ def make_world(
         def clock() -> datetime:
             return made[0].clock()
 
-        options: dict[str, Any] = {}
-        if FakeApp is not None:
-            app = FakeApp(app_id=1234567, public_key=app_key[1], client_id=APP_CLIENT_ID)
-            options = {"app": app, "clock": clock}
-        with FakeGitHub(spec, OWNER, NAME, WORKFLOW_TOKEN, git_dir=remote, **options) as fake:
-            valid: Callable[[str], bool] = getattr(fake, "token_valid", lambda t: t == fake.token)
-            with TokenRemote(remote.parent, valid) as git_remote:
-                rehearsal = Rehearsal(
-                    runs,
-                    repo=REPO,
-                    remote=remote,
-                    git_url=f"{git_remote.url}/{remote.name}",
-                    api_url=fake.url,
-                    generator_repo=GENERATOR_REPO,
-                    generator_dir=generator_dir,
-                )
-                settings = Settings(
-                    vars={"SYNC_APP_ID": APP_CLIENT_ID},
-                    secrets={"SYNC_APP_PRIVATE_KEY": app_key[0]},
-                    workflow_token=WORKFLOW_TOKEN,
-                    mint_app_tokens=True,
-                )
-                made.append(rehearsal)
-                yield World(fake, remote, git_remote, rehearsal, rendered, tmp, settings)
+        app = FakeApp(app_id=1234567, public_key=app_key[1], client_id=APP_CLIENT_ID)
+        with (
+            FakeGitHub(
+                spec, OWNER, NAME, WORKFLOW_TOKEN, git_dir=remote, app=app, clock=clock
+            ) as fake,
+            GitHttpRemote(remote.parent, WORKFLOW_TOKEN, accept=fake.token_valid) as git_remote,
+        ):
+            rehearsal = Rehearsal(
+                runs,
+                repo=REPO,
+                remote=remote,
+                git_url=f"{git_remote.url}/{remote.name}",
+                api_url=fake.url,
+                generator_repo=GENERATOR_REPO,
+                generator_dir=generator_dir,
+            )
+            settings = Settings(
+                vars={"SYNC_APP_ID": APP_CLIENT_ID},
+                secrets={"SYNC_APP_PRIVATE_KEY": app_key[0]},
+                workflow_token=WORKFLOW_TOKEN,
+                mint_app_tokens=True,
+            )
+            made.append(rehearsal)
+            yield World(fake, remote, git_remote, rehearsal, rendered, tmp, settings)
 
 
 @pytest.fixture
@@ -510,7 +503,6 @@ def test_sync_dispatch_with_the_workflow_token_opens_the_pull_request(world: Wor
     world.finish()
 
 
-@needs_fake_app
 def test_sync_dispatch_with_the_app_pushes_and_opens_with_an_installation_token(
     world: World,
 ) -> None:
@@ -541,7 +533,6 @@ def test_a_repository_dispatch_of_another_type_starts_nothing(world: World) -> N
     world.finish()
 
 
-@needs_fake_app
 def test_sync_on_repository_dispatch_syncs_the_payloads_ref(world: World) -> None:
     event = _repository_dispatch("v1.5.1")
     event.sha = world.main()
@@ -597,25 +588,7 @@ def test_sync_refused_a_pull_request_leaves_no_pushed_branch(refused: tuple[Worl
     world.finish()
 
 
-def _recognises_the_refusal(generator_dir: Path) -> bool:
-    """The generator's sources quote GitHub's refusal (what recognising it takes)."""
-    quoted = NOT_PERMITTED["message"].rstrip(".")
-    return any(
-        quoted in p.read_text(encoding="utf-8") for p in (generator_dir / "generator").rglob("*.py")
-    )
-
-
-def test_sync_refused_a_pull_request_names_the_setting(
-    refused: tuple[World, Run], generator_commit: tuple[Path, str], request: pytest.FixtureRequest
-) -> None:
-    if not _recognises_the_refusal(generator_commit[0]):
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="issue 17 §1: the generator does not recognise GitHub's refusal yet "
-                "(tokens' change)",
-            )
-        )
+def test_sync_refused_a_pull_request_names_the_setting(refused: tuple[World, Run]) -> None:
     world, run = refused
     step = run.job("sync").step("Sync")
     assert step.outcome == "failure"
@@ -634,50 +607,25 @@ def expired(
     """sync dispatched with the App, its check taking 61 minutes on the fake's clock: a token
     minted before the check has expired when sync pushes (github.com's installation tokens
     live an hour; a cold sync may run 180 minutes)."""
-    if FakeApp is None:
-        pytest.skip("tests/github_fake has no FakeApp (a GitHub App) yet")
     with module_world() as world:
         world.slow_check()
         yield world, world.sync(world.app, executorch_ref="v1.5.1")
 
 
-def _mints_at_job_start(world: World) -> bool:
-    """sync.yml hands sync the token of create-github-app-token (minted when the job starts)
-    rather than letting `sync --app-id` mint its own when it needs one."""
-    return "--app-id" not in world.workflows["sync.yml"]
-
-
 def test_sync_succeeds_when_the_app_token_expires_during_the_run(
-    expired: tuple[World, Run], request: pytest.FixtureRequest
-) -> None:
-    world, run = expired
-    if _mints_at_job_start(world):
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="issue 17 §1: sync.yml mints the App token once, at job start; "
-                "`sync --app-id` minting its own (tokens' change) is not used yet",
-            )
-        )
-    assert run.conclusion == "success", run.transcript()
-    assert len(world.fake.open_pulls()) == 1
-    assert world.rehearsal.check_mark.exists()
-    world.finish()
-
-
-def test_an_app_token_minted_at_job_start_has_expired_when_sync_pushes(
     expired: tuple[World, Run],
 ) -> None:
-    """The control of the clock: while sync.yml pushes with the token minted before the
-    hour-long check, the push is refused, and nothing is left behind."""
     world, run = expired
-    if not _mints_at_job_start(world):
-        pytest.skip("sync.yml no longer hands sync a token minted at job start")
-    assert run.job("sync").step("Mint a GitHub App token").decision == "ran"
-    assert run.conclusion == "failure"
-    step = run.job("sync").step("Sync")
-    assert "the remote refused the credentials" in step.stderr, step.stderr
-    assert world.fake.open_pulls() == [] and sync_branches(world.remote) == []
+    assert run.conclusion == "success", run.transcript()
+    assert len(world.fake.open_pulls()) == 1
+    # the clock did what the scenario says: the token of the start had expired at the push,
+    # and sync pushed with one it minted after the check
+    assert world.rehearsal.check_mark.exists()
+    first, *later = sorted(world.fake.minted.items(), key=lambda item: item[1])
+    assert later, "one token sufficed: the check did not outlive it"
+    pushed_with = world.git_remote.offered[-1][1]
+    assert pushed_with != first[0] and world.fake.minted[pushed_with] > first[1]
+    assert not any(token in run.transcript() for token in world.fake.minted)
     world.finish()
 
 
@@ -782,6 +730,48 @@ def test_a_merged_pull_request_that_is_not_a_sync_does_not_release(world: World)
         with_vars(WORKFLOW_ONLY, RELEASE_ON_SYNC_MERGE="true"),
     )
     assert run.job("release").decision == "skipped" and _tags(world.remote) == []
+    world.finish()
+
+
+# --- CI beyond the sync pull request ---------------------------------------------------------
+
+
+def test_ci_on_a_push_to_main_without_examples_passes_with_its_jobs_skipped_by_design(
+    world: World,
+) -> None:
+    main = world.main()
+    payload = {"ref": "refs/heads/main", "after": main, "repository": {"full_name": REPO}}
+    run = world.run(
+        "ci.yml", Event("push", payload, ref="refs/heads/main", sha=main), WORKFLOW_ONLY
+    )
+    assert run.triggered and run.conclusion == "success", run.transcript()
+    decisions = {j.job_id: j.decision for j in run.jobs}
+    assert decisions == {
+        "examples": "ran",
+        "example": "skipped",  # no examples on main yet
+        "lint": "ran",
+        "sizes": "skipped",  # not a pull request
+        "size-comment": "skipped",
+        "ci-passed": "ran",
+    }
+    assert run.job("examples").outputs == {"examples": "[]"}
+    assert run.job("ci-passed").result == "success"
+    assert run.concurrency == "ci-push-refs/heads/main (cancel-in-progress: true)"
+    world.finish()
+
+
+def test_ci_passed_fails_when_an_example_fails(world: World) -> None:
+    # a pull request whose library the Library Manager's rules refuse: check fails on it
+    number = world.sync_pull("sync/broken", {"examples/Blink/Blink.ino": "void setup() {}\n"})
+    run = world.run("ci.yml", world.pull_event(number, "opened"), WORKFLOW_ONLY)
+    assert run.job("example").result == "failure"
+    check = run.job("example").step("Check (arduino-cli compile, model check, sizes, emulated run)")
+    assert check.outcome == "failure"
+    # the sizes still run (`!cancelled()`), the final job runs (`always()`) and fails
+    assert run.job("sizes").decision == "ran"
+    final = run.job("ci-passed")
+    assert final.decision == "ran" and final.result == "failure"
+    assert any("ended: failure" in note for note in final.steps[0].notes), final.steps[0].notes
     world.finish()
 
 

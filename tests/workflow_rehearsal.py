@@ -36,9 +36,10 @@ What is emulated, not real:
   fakes and `--api-url` points at the fake GitHub; for `check` the compile/run stages are a
   fixed passing report; `release` is entirely real), anything else runs in the real python;
 - GitHub's API is `tests/github_fake` (OpenAPI-validated); git's remote is the fake's bare
-  repository served over smart HTTP with the tokens the scenario accepts
-  (`TokenRemote`); git reaches it, and the workflow's fetch of the generator reaches this
-  repository, through `url.<base>.insteadOf` in the runner's git config;
+  repository served over smart HTTP (`github_fake.git_http.GitHttpRemote`, taking the tokens
+  the fake takes); git reaches it, and the workflow's fetch of the generator reaches the
+  generator's repository the scenario gives, through `url.<base>.insteadOf` in the runner's
+  git config (any other https remote fails: no network);
 - `uses:` actions are emulated by `ACTIONS` (an action missing there fails the rehearsal):
   checkout clones the fake's repository (a pull request's head commit, where GitHub would
   check out its test merge commit `refs/pull/N/merge`); create-github-app-token answers the
@@ -57,7 +58,6 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -75,8 +75,6 @@ from gha_expressions import (
     render_string,
     to_string,
 )
-from github_fake.git_http import GitHttpRemote
-from werkzeug.wrappers import Request, Response
 
 STUBS = Path(__file__).resolve().parent / "rehearsal_stubs"
 
@@ -302,7 +300,8 @@ class Run:
                     shown = ", ".join(f"{k} x{n}" for k, n in counts.items())
                     out.append(f"         (started by the step's programs: {shown})")
                 for name, value in step.outputs.items():
-                    out.append(f"         output {name}={value}")
+                    shown = "\n                ".join(value.splitlines()) or value
+                    out.append(f"         output {name}={shown}")
                 tail = _tail(step.stdout, 4)
                 if tail:
                     out.append("         stdout: " + "\n                 ".join(tail))
@@ -315,7 +314,8 @@ class Run:
                         "         summary: " + "\n                  ".join(_tail(step.summary, 8))
                     )
             for name, value in job.outputs.items():
-                out.append(f"    output {name}={value}")
+                shown = "\n            ".join(value.splitlines()) or value
+                out.append(f"    output {name}={shown}")
         out.append(f"  conclusion: {self.conclusion}")
         return self.mask("\n".join(out))
 
@@ -330,7 +330,10 @@ class Run:
 
 
 def _quote(arg: str) -> str:
-    return arg if re.fullmatch(r"[\w@%+=:,./-]+", arg) else "'" + arg.replace("'", "'\\''") + "'"
+    """`arg` as a shell word on one line (a newline shown as \\n)."""
+    if re.fullmatch(r"[\w@%+=:,./-]+", arg):
+        return arg
+    return "'" + arg.replace("'", "'\\''").replace("\n", "\\n") + "'"
 
 
 def _subcommand(args: list[str]) -> str:
@@ -587,7 +590,8 @@ def _checkout(call: ActionCall) -> dict[str, str]:
     pull = call.github["event"].get("pull_request")
     if not ref and call.github["event_name"].startswith("pull_request") and pull:
         ref = str(pull["head"]["sha"])
-        call.notes.append(f"checkout: head {ref[:12]} (GitHub: refs/pull/{pull['number']}/merge)")
+        number = to_string(pull["number"])
+        call.notes.append(f"checkout: head {ref[:12]} (GitHub: refs/pull/{number}/merge)")
     elif not ref:
         ref = str(call.github.get("sha") or call.github["ref"])
     if where.exists():
@@ -892,31 +896,6 @@ ACTIONS: dict[str, Action] = {
         _download_artifact,
     ),
 }
-
-
-# -- the git remote ----------------------------------------------------------------------------
-
-
-class TokenRemote(GitHttpRemote):
-    """The fake's bare repositories over smart HTTP, accepting the passwords `accept` says
-    GitHub would take now (the workflow token of one run, an App's installation token until
-    it expires); asked on every request."""
-
-    def __init__(self, root: Path, accept: Callable[[str], bool]) -> None:
-        super().__init__(root, token="")
-        self.accept_now = accept
-        self._auth_lock = threading.Lock()
-
-    def _handle(self, request: Request) -> Response:
-        import base64
-
-        auth = request.headers.get("Authorization", "")
-        password = ""
-        if auth.startswith("Basic "):
-            password = base64.b64decode(auth[6:]).decode().partition(":")[2]
-        with self._auth_lock:
-            self.token = password if password and self.accept_now(password) else "\0refused"
-            return super()._handle(request)
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -1564,7 +1543,6 @@ __all__ = [
     "Run",
     "Settings",
     "StepRecord",
-    "TokenRemote",
     "dispatch_inputs",
     "filter_matches",
     "parse_workflow",

@@ -12,8 +12,8 @@ commit) and runs the real `generator.main.main(ARGS)`, with three stand-ins:
   GITHUB_API_URL; the generator does not read it). Everything else is the real sync:
   the token from GITHUB_TOKEN, the clone, lint, commit, push, the pull request, the 403s.
 - `check`: `run_check` returns a fixed passing report (sizes of `FakeCheck`) for the
-  examples asked for; lint, the Markdown, `--json` and the step summary are the real
-  command's.
+  examples asked for, and refuses one the library lacks; lint (whose findings fail the
+  report), the Markdown, `--json` and the step summary are the real command's.
 - every other verb (`release`, `lint`, `workflows`): the real thing, nothing replaced.
 
 Each stand-in appends one JSON line to `$REHEARSAL_SHIM_LOG` (verb and what it faked), so the
@@ -118,9 +118,16 @@ class _Report:
 
 def _fake_check() -> None:
     from generator.commands import check as check_command
+    from generator.errors import FatalError
 
     def run_check(library: Path, *, examples: Any = None, **options: Any) -> _Report:
-        names = list(examples) if examples else sorted(p.name for p in library.glob("examples/*"))
+        present = sorted(
+            p.parent.name for p in library.glob("examples/*/*.ino") if p.stem == p.parent.name
+        )
+        names = list(examples) if examples else present
+        unknown = sorted(set(names) - set(present))
+        if unknown:  # as the real check refuses an example the library lacks
+            raise FatalError(f"{library} has no example {', '.join(unknown)}")
         _note({"verb": "check", "faked": ["run_check"], "examples": names})
         return _Report(names)
 
