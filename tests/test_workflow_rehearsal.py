@@ -453,6 +453,107 @@ def test_filters_and_triggers() -> None:
     )
 
 
+SMALL = """
+on:
+  workflow_dispatch:
+    inputs:
+      flag: {type: boolean, default: false}
+defaults:
+  run:
+    shell: bash
+env:
+  GREETING: hello
+jobs:
+  first:
+    runs-on: x
+    outputs:
+      word: ${{ steps.say.outputs.word }}
+      text: ${{ steps.say.outputs.text }}
+    steps:
+      - id: say
+        run: |
+          echo "word=$GREETING" >> "$GITHUB_OUTPUT"
+          printf 'text<<EOF\\nline 1\\nline 2\\nEOF\\n' >> "$GITHUB_OUTPUT"
+          echo "LATER=set by say" >> "$GITHUB_ENV"
+      - name: sees the env file
+        run: test "$LATER" = "set by say" && echo "pipefail is on" | (cat; false) | cat
+        continue-on-error: true
+      - name: after a tolerated failure
+        run: echo "flag is $FLAG"
+        env:
+          FLAG: ${{ inputs.flag }}
+      - name: fails
+        run: exit 3
+      - name: skipped after the failure
+        run: echo never
+      - name: runs on failure
+        if: failure() && steps.say.outputs.word == 'HELLO'
+        run: echo cleaning up
+  matrix:
+    needs: first
+    runs-on: x
+    strategy:
+      matrix:
+        a: [1, 2]
+        b: [x, y]
+        exclude: [{a: 2, b: y}]
+        include: [{a: 1, b: x, extra: more}, {a: 3, b: z}]
+    steps:
+      - run: echo ${{ matrix.a }}
+  after:
+    needs: first
+    if: always() && needs.first.result == 'failure'
+    runs-on: x
+    steps:
+      - run: echo "${{ needs.first.outputs.word }}"
+"""
+
+
+def test_the_runner_on_a_small_workflow(world: World) -> None:
+    world.workflows["small.yml"] = SMALL
+    run = world.run("small.yml", Event("workflow_dispatch", inputs={"flag": "true"}), WORKFLOW_ONLY)
+    first = run.job("first")
+    assert [(s.decision, s.outcome) for s in first.steps] == [
+        ("ran", "success"),
+        ("ran", "failure"),  # pipefail (defaults.run.shell: bash), tolerated
+        ("ran", "success"),
+        ("ran", "failure"),
+        ("skipped", "skipped"),
+        ("ran", "success"),  # failure() && a case-insensitive comparison
+    ]
+    assert first.steps[2].stdout == "flag is true\n"
+    assert first.result == "failure"
+    assert first.outputs == {"word": "hello", "text": "line 1\nline 2"}
+    # the matrix job needs a job that failed: skipped; `after` asks for it
+    assert [(j.job_id, j.decision) for j in run.jobs[1:]] == [
+        ("matrix", "skipped"),
+        ("after", "ran"),
+    ]
+    assert run.job("after").steps[0].stdout == "hello\n"
+    assert run.conclusion == "failure"
+    world.finish()
+
+
+def test_the_matrix_expands_with_include_and_exclude(world: World) -> None:
+    world.workflows["small.yml"] = SMALL.replace("      - name: fails\n        run: exit 3\n", "")
+    run = world.run("small.yml", Event("workflow_dispatch"), WORKFLOW_ONLY)
+    combos = [j.matrix for j in run.jobs if j.job_id == "matrix"]
+    assert combos == [
+        {"a": 1, "b": "x", "extra": "more"},
+        {"a": 1, "b": "y"},
+        {"a": 2, "b": "x"},
+        {"a": 3, "b": "z"},
+    ]
+    assert [j.steps[0].stdout for j in run.jobs if j.job_id == "matrix"] == [
+        "1\n",
+        "1\n",
+        "2\n",
+        "3\n",
+    ]
+    assert run.job("after").decision == "skipped"  # first succeeded
+    world.finish()
+
+
 def test_a_dispatch_with_an_undeclared_input_is_refused(world: World) -> None:
     with pytest.raises(RehearsalError, match="unexpected inputs \\['nope'\\]"):
         world.sync(WORKFLOW_ONLY, nope="x")

@@ -12,7 +12,10 @@ expressions in workflows and actions" (`gha_expressions.py`), "Workflow commands
   missing, and its inputs get their declared types (`inputs.recreate` is a boolean,
   `github.event.inputs.recreate` the string);
 - a workflow-level `concurrency` group is joined when the run starts, a job's own only when
-  that job runs;
+  that job runs (the docs, "Control the concurrency of workflows and jobs", say a job's
+  group applies when the job is queued; that a job its `if:` skips is never queued is how
+  the workflows' authors read it, not a sentence of the docs); groups are recorded, the
+  queueing itself (one pending run, `cancel-in-progress`, `queue:`) is not played out;
 - jobs run in `needs` order; a job's `if:` (with `success()` put in front unless it calls a
   status function) sees the contexts GitHub allows there, and a job whose needs did not all
   succeed is skipped unless its `if:` says otherwise; `strategy.matrix` is expanded (a
@@ -29,12 +32,15 @@ What is emulated, not real:
 
 - no container and no network: every `run:` script runs on this machine with
   `tests/rehearsal_stubs/bin` first on PATH. `gh`, `pip`, `sudo`, `apt-get` and `arduino-cli`
-  record their arguments and do nothing (exit 0); `curl`/`wget` are refused; `git` records
-  and runs the real git; `python`/`python3` record, then `-m pip` stops, `-m generator` runs
-  `tests/rehearsal_stubs/generator_shim.py` (the real generator, fetched by the workflow's own
-  step from this repository at HEAD; for `sync` the build and the check are the sync tests'
-  fakes and `--api-url` points at the fake GitHub; for `check` the compile/run stages are a
-  fixed passing report; `release` is entirely real), anything else runs in the real python;
+  record their arguments and do nothing (exit 0), but `gh` answers from the fake GitHub
+  (`rehearsal_stubs/gh_stub.py`: the `gh api` and `gh release` calls the workflows make);
+  `curl`/`wget` are refused; `git` records and runs the real git; `python`/`python3` record,
+  then `-m pip` stops, `-m generator` runs `rehearsal_stubs/generator_shim.py` (the real
+  generator, fetched by the workflow's own step from the generator repository the scenario
+  gives; for `sync` the build and the check are the sync tests' fakes, `--api-url` points at
+  the fake GitHub and the App tokens' clock is `Rehearsal.clock`; for `check` the
+  compile/run stages are a fixed passing report; `release` is entirely real), anything else
+  runs in the real python;
 - GitHub's API is `tests/github_fake` (OpenAPI-validated); git's remote is the fake's bare
   repository served over smart HTTP (`github_fake.git_http.GitHttpRemote`, taking the tokens
   the fake takes); git reaches it, and the workflow's fetch of the generator reaches the
@@ -42,9 +48,14 @@ What is emulated, not real:
   git config (any other https remote fails: no network);
 - `uses:` actions are emulated by `ACTIONS` (an action missing there fails the rehearsal):
   checkout clones the fake's repository (a pull request's head commit, where GitHub would
-  check out its test merge commit `refs/pull/N/merge`); create-github-app-token answers the
-  scenario's App token; setup-python, setup-arduino-cli, cache and arduino-lint-action record
-  their inputs and change nothing (the stubs stand for what they install);
+  check out its test merge commit `refs/pull/N/merge`); create-github-app-token mints the
+  token from the fake's App (a JWT, the installation, an access token); upload-artifact and
+  download-artifact keep files in the run's folder; setup-python, setup-arduino-cli, cache
+  (always a miss) and arduino-lint-action record their inputs and change nothing (the stubs
+  stand for what they install);
+- the YAML is read by PyYAML, YAML 1.1 (plain `yes`, `no`, `off` are booleans there; GitHub's
+  parser was not checked for them; `on:` is put back under its name); jobs with `uses:`,
+  `container:` or `services:` are refused, not emulated;
 - `runs-on`, `timeout-minutes` and `permissions` are recorded, not enforced; the token's
   permissions are whatever the fake accepts; secrets are masked as `***` in the transcript.
 """
@@ -906,6 +917,8 @@ class _JobState:
     """What the steps of one job share while it runs."""
 
     env: dict[str, str]
+    #: `defaults.run` of the workflow, then of the job (shell, working-directory)
+    defaults: dict[str, str] = field(default_factory=dict)
     steps: dict[str, dict[str, Any]] = field(default_factory=dict)
     failed: bool = False
     path: list[str] = field(default_factory=list)
@@ -1057,6 +1070,9 @@ class Rehearsal:
         workspace: Path,
         settings: Settings,
     ) -> list[JobRecord]:
+        for key in ("uses", "container", "services"):
+            if key in spec:
+                raise RehearsalError(f"job {job_id}: `{key}:` is not emulated")
         needs = spec.get("needs") or []
         needs = [needs] if isinstance(needs, str) else list(needs)
         ancestors = _ancestors(job_id, workflow["jobs"])
@@ -1126,7 +1142,11 @@ class Rehearsal:
             if job_workspace.exists():
                 shutil.rmtree(job_workspace)
             job_workspace.mkdir()
-            state = _JobState(job_env)
+            defaults = {
+                **((workflow.get("defaults") or {}).get("run") or {}),
+                **((spec.get("defaults") or {}).get("run") or {}),
+            }
+            state = _JobState(job_env, {k: str(v) for k, v in defaults.items()})
             job_ctx = {
                 **ctx,
                 "job": {"status": "success"},
@@ -1265,8 +1285,10 @@ class Rehearsal:
         elif "run" in step:
             record.kind = "run"
             script = temp / f"_step_{number}.sh"
-            script.write_text(str(step["run"]))
-            shell = step.get("shell")
+            # GitHub substitutes expressions into the script text itself (the reason our
+            # workflows pass values through env: instead).
+            script.write_text(render_string(str(step["run"]), Scope(ctx_env, AVAILABLE["steps"])))
+            shell = step.get("shell", state.defaults.get("shell"))
             if shell == "bash":
                 argv = ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)]
             elif shell is None:
@@ -1276,7 +1298,8 @@ class Rehearsal:
             log = temp / f"_stub_log_{number}"
             log.write_bytes(b"")
             env = self._process_env(step_env, home, temp, workspace, state, files, log)
-            cwd = workspace / str(step.get("working-directory") or "")
+            where = step.get("working-directory", state.defaults.get("working-directory"))
+            cwd = workspace / str(where or "")
             started = time.monotonic()
             proc = subprocess.run(
                 argv,
