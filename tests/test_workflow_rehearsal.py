@@ -665,6 +665,53 @@ def test_the_schedule_does_nothing_unless_the_repository_opts_in(world: World) -
     world.finish()
 
 
+def _upstream_with_tags(root: Path, tags: list[str]) -> Path:
+    """A bare repository standing for ExecuTorch's upstream: one commit per tag."""
+    bare, seed = root / "executorch.git", root / "executorch-seed"
+    git("init", "--quiet", "--bare", str(bare))
+    git("init", "--quiet", "--initial-branch=main", str(seed))
+    for tag in tags:
+        (seed / "version.txt").write_text(tag.removeprefix("v") + "\n")
+        git("add", "-A", cwd=seed)
+        git("commit", "--quiet", "-m", tag, cwd=seed)
+        git("tag", tag, cwd=seed)
+    git("push", "--quiet", "--tags", str(bare), "main", cwd=seed)
+    return bare
+
+
+#: What the schedule's ref job asks GitHub (sync.yml: `gh api .../contents/executorch_pin.txt`
+#: and `gh api .../git/matching-refs/heads/sync/executorch-<sha>`).
+SCHEDULE_OPERATIONS = (
+    ("/repos/{owner}/{repo}/contents/{path}", "get"),
+    ("/repos/{owner}/{repo}/git/matching-refs/{ref}", "get"),
+)
+
+
+def test_the_schedule_opted_in_syncs_the_newest_release_tag(
+    world: World, request: pytest.FixtureRequest
+) -> None:
+    missing = [
+        f"{m.upper()} {path}" for path, m in SCHEDULE_OPERATIONS if (path, m) not in OPERATIONS
+    ]
+    if missing:
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True,
+                reason=f"tests/github_fake does not serve {', '.join(missing)}, which the "
+                "schedule's ref job asks",
+            )
+        )
+    upstream = _upstream_with_tags(world.tmp, ["v1.4.0", "v1.5.1", "v1.6.0-rc1"])
+    world.rehearsal.mirrors["https://github.com/pytorch/executorch"] = upstream
+    settings = with_vars(world.app, SYNC_SCHEDULE="true")
+    run = world.run("sync.yml", Event("schedule", {"schedule": "41 5 * * *"}), settings)
+    assert run.job("ref").outputs == {"ref": "v1.5.1"}, run.transcript()  # no pre-release
+    assert run.conclusion == "success", run.transcript()
+    (args,) = generator_calls(run, "sync")
+    assert "--executorch-ref=v1.5.1" in args
+    world.finish()
+
+
 # --- GitHub refuses the workflow token a pull request ---------------------------------------------
 
 

@@ -935,7 +935,9 @@ class Rehearsal:
         api_url: the fake GitHub's URL (GITHUB_API_URL of the runs).
         generator_repo: the generator URL the workflows were rendered with; the runner's
             git config maps it to `generator_dir`.
-        generator_dir: the generator's git repository (this repository).
+        generator_dir: the generator's git repository (the tests: a commit of this work tree).
+        mirrors: other git remotes the runs may reach (URL as the workflow names it -> a
+            local repository), e.g. ExecuTorch's upstream for the schedule's ls-remote.
     """
 
     def __init__(
@@ -949,6 +951,7 @@ class Rehearsal:
         generator_repo: str,
         generator_dir: Path,
         actions: Mapping[str, Action] = ACTIONS,
+        mirrors: Mapping[str, Path] | None = None,
     ) -> None:
         self.root = root
         self.repo = repo
@@ -957,6 +960,7 @@ class Rehearsal:
         self.api_url = api_url
         self.generator_repo = generator_repo
         self.generator_dir = generator_dir
+        self.mirrors = dict(mirrors or {})
         self.actions = dict(actions)
         self.real_git = shutil.which("git") or "git"
         self.real_python = sys.executable
@@ -1447,8 +1451,11 @@ class Rehearsal:
             f'[url "{self.git_url}"]\n'
             f"\tinsteadOf = https://github.com/{owner}/{name}.git\n"
             f"\tinsteadOf = https://github.example/{owner}/{name}.git\n",
-            # Any other https remote (ExecuTorch's upstream, a schedule's ls-remote) fails at
-            # once here: a rehearsal reaches no network.
+            *(
+                f'[url "file://{path}"]\n\tinsteadOf = {url}\n'
+                for url, path in self.mirrors.items()
+            ),
+            # Any other https remote fails at once here: a rehearsal reaches no network.
             '[url "file:///rehearsal-has-no-network/"]\n\tinsteadOf = https://\n',
         ]
         (home / ".gitconfig").write_text("".join(lines))
