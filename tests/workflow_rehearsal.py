@@ -297,8 +297,6 @@ class Run:
                     f"    {step.number}. {step.name}: {step.decision} ({step.why})"
                     + (f" -> {step.outcome}" if step.decision == "ran" else "")
                 )
-                for note in step.notes:
-                    out.append(f"         {note}")
                 own = [c for c in step.commands if not c.nested]
                 for command in own:
                     out.append(f"         $ {command.line()}")
@@ -310,6 +308,8 @@ class Run:
                         counts[key] = counts.get(key, 0) + 1
                     shown = ", ".join(f"{k} x{n}" for k, n in counts.items())
                     out.append(f"         (started by the step's programs: {shown})")
+                for note in step.notes:
+                    out.append(f"         {note}")
                 for name, value in step.outputs.items():
                     shown = "\n                ".join(value.splitlines()) or value
                     out.append(f"         output {name}={shown}")
