@@ -290,7 +290,6 @@ def make_world(
                 vars={"SYNC_APP_ID": APP_CLIENT_ID},
                 secrets={"SYNC_APP_PRIVATE_KEY": app_key[0]},
                 workflow_token=WORKFLOW_TOKEN,
-                mint_app_tokens=True,
             )
             made.append(rehearsal)
             yield World(fake, remote, git_remote, rehearsal, rendered, tmp, settings)
@@ -343,8 +342,6 @@ def with_vars(settings: Settings, **more: str) -> Settings:
         {**settings.vars, **more},
         dict(settings.secrets),
         settings.workflow_token,
-        settings.app_token,
-        settings.mint_app_tokens,
     )
 
 

@@ -48,8 +48,7 @@ What is emulated, not real:
   git config (any other https remote fails: no network);
 - `uses:` actions are emulated by `ACTIONS` (an action missing there fails the rehearsal):
   checkout clones the fake's repository (a pull request's head commit, where GitHub would
-  check out its test merge commit `refs/pull/N/merge`); create-github-app-token mints the
-  token from the fake's App (a JWT, the installation, an access token); upload-artifact and
+  check out its test merge commit `refs/pull/N/merge`); upload-artifact and
   download-artifact keep files in the run's folder; setup-python, setup-arduino-cli, cache
   (always a miss) and arduino-lint-action record their inputs and change nothing (the stubs
   stand for what they install);
@@ -157,18 +156,11 @@ class Settings:
     Attributes:
         vars: repository variables (`vars`); secrets: repository secrets (`secrets`).
         workflow_token: the GITHUB_TOKEN GitHub mints for the run (`github.token`).
-        app_token: what `actions/create-github-app-token` answers when the fake has no App
-            (`mint_app_tokens` False); None: the action fails.
-        mint_app_tokens: the fake GitHub has the App (`github_fake.FakeApp`): the action
-            mints its token there, as the real one does, with a JWT signed by the key in its
-            `private-key` input.
     """
 
     vars: dict[str, str] = field(default_factory=dict)
     secrets: dict[str, str] = field(default_factory=dict)
     workflow_token: str = "ghs_RehearsalWorkflowToken000000000000"
-    app_token: str | None = None
-    mint_app_tokens: bool = False
 
 
 # -- the record --------------------------------------------------------------------------------
@@ -570,7 +562,6 @@ class ActionCall:
     settings: Settings
     rehearsal: Rehearsal
     notes: list[str]
-    secrets: list[str]
     artifacts: Path
 
 
@@ -674,53 +665,6 @@ def _arduino_lint(call: ActionCall) -> dict[str, str]:
     shown = ", ".join(f"{k}={v}" for k, v in sorted(call.inputs.items()))
     call.notes.append(f"arduino-lint-action ({shown}): recorded, not run")
     return {}
-
-
-def _app_token(call: ActionCall) -> dict[str, str]:
-    """actions/create-github-app-token: with `mint_app_tokens`, what its README says it does
-    for the current repository (a JWT from the App's key, GET /repos/{owner}/{repo}/
-    installation, POST /app/installations/{id}/access_tokens), against the fake; else the
-    scenario's fixed token."""
-    who = str(call.inputs.get("client-id") or call.inputs.get("app-id") or "")
-    key = str(call.inputs.get("private-key") or "")
-    if not who or not key:
-        raise ActionFailure("create-github-app-token: client-id and private-key are required")
-    perms = ", ".join(
-        f"{k}={v}" for k, v in sorted(call.inputs.items()) if k.startswith("permission-")
-    )
-    if not call.settings.mint_app_tokens:
-        if call.settings.app_token is None:
-            raise ActionFailure("create-github-app-token: the App is not installed here")
-        call.notes.append(f"create-github-app-token for App {who} ({perms}): the scenario's token")
-        return {"token": call.settings.app_token}
-    import time
-
-    import jwt
-    import requests
-
-    now = int(time.time())
-    signed = jwt.encode({"iat": now - 60, "exp": now + 540, "iss": who}, key, algorithm="RS256")
-    api, repo = call.rehearsal.api_url, call.github["repository"]
-    headers = {"Authorization": f"Bearer {signed}", "Accept": "application/vnd.github+json"}
-    found = requests.get(f"{api}/repos/{repo}/installation", headers=headers, timeout=30)
-    if found.status_code != 200:
-        raise ActionFailure(f"create-github-app-token: installation: HTTP {found.status_code}")
-    installation = found.json()["id"]
-    minted = requests.post(
-        f"{api}/app/installations/{installation}/access_tokens",
-        headers=headers,
-        json={},
-        timeout=30,
-    )
-    if minted.status_code != 201:
-        raise ActionFailure(f"create-github-app-token: access token: HTTP {minted.status_code}")
-    token = str(minted.json()["token"])
-    call.secrets.append(token)
-    call.notes.append(
-        f"create-github-app-token for App {who} ({perms}): minted an installation token "
-        f"(expires {minted.json().get('expires_at')})"
-    )
-    return {"token": token, "installation-id": str(installation)}
 
 
 def _upload_artifact(call: ActionCall) -> dict[str, str]:
@@ -851,32 +795,6 @@ ACTIONS: dict[str, Action] = {
         ),
         _arduino_lint,
     ),
-    "actions/create-github-app-token": Action(
-        frozenset(
-            {
-                "app-id",
-                "client-id",
-                "private-key",
-                "owner",
-                "repositories",
-                "skip-token-revoke",
-                "github-api-url",
-            }
-        )
-        | {
-            f"permission-{p}"
-            for p in (
-                "contents",
-                "pull-requests",
-                "actions",
-                "checks",
-                "issues",
-                "metadata",
-                "workflows",
-            )
-        },
-        _app_token,
-    ),
     "actions/upload-artifact": Action(
         frozenset(
             {
@@ -966,7 +884,6 @@ class Rehearsal:
         self.real_python = sys.executable
         self.runs: list[Run] = []
         self._run_id = 1000
-        self._minted: list[str] = []
         #: the file whose existence says the generator's (fake) check has run
         #: (REHEARSAL_CHECK_MARK of the runs)
         self.check_mark = root / "check-ran"
@@ -991,7 +908,7 @@ class Rehearsal:
         workflow = parse_workflow(text)
         self._run_id += 1
         name = str(workflow.get("name") or workflow_file)
-        secrets = (settings.workflow_token, *(settings.secrets.values()), settings.app_token or "")
+        secrets = (settings.workflow_token, *settings.secrets.values())
         triggered, why = triggers(workflow, event)
         run = Run(
             f"{name} ({workflow_file})",
@@ -1056,7 +973,6 @@ class Rehearsal:
             )
             run.jobs.extend(records)
             results[job_id] = _merge(records)
-        run.secrets = (*run.secrets, *self._minted)
         return run
 
     # -- one job --------------------------------------------------------------------------
@@ -1278,7 +1194,6 @@ class Rehearsal:
                 settings,
                 self,
                 record.notes,
-                self._minted,
                 temp.parent / "artifacts",
             )
             try:
