@@ -998,7 +998,7 @@ class Rehearsal:
             if not isinstance(values, list):
                 raise RehearsalError(f"matrix vector {key} is {values!r}, not a list")
             if not values:
-                return None  # GitHub: "Matrix vector '<key>' does not contain any values"
+                return None  # GitHub fails such a job (its exact message not checked here)
             combos = [{**c, key: v} for c in combos for v in values]
         combos = [
             c for c in combos if not any(all(c.get(k) == v for k, v in e.items()) for e in exclude)
