@@ -8,6 +8,10 @@ fake library repo's main, and rehearses them step by step. The generator they fe
 work tree too: a commit of its files (tracked and untracked, not ignored) in a scratch
 repository, made once a session, so a change counts before it is committed.
 
+Expected failures (strict): the GitHub Release and the opted-in schedule need endpoints
+tests/github_fake does not serve yet (releases; contents and matching-refs); each marker
+goes when `github_fake.spec.OPERATIONS` lists them.
+
 Set REHEARSAL_TRANSCRIPTS=DIR to keep each test's transcripts in DIR/<test>.txt.
 """
 
@@ -321,6 +325,7 @@ WORKFLOW_ONLY = Settings(workflow_token=WORKFLOW_TOKEN)
 
 
 def sync_branches(remote: Path) -> list[str]:
+    """The sync branches on the library repo's remote, sorted."""
     return sorted(b for b in branches(remote) if b.startswith("sync/"))
 
 
@@ -334,10 +339,12 @@ def generator_calls(run: Run, verb: str) -> list[list[str]]:
 
 
 def offered(world: World) -> set[str]:
+    """Every password git offered the library repo's remote."""
     return {password for _, password in world.git_remote.offered}
 
 
 def with_vars(settings: Settings, **more: str) -> Settings:
+    """`settings` with more repository variables."""
     return Settings(
         {**settings.vars, **more},
         dict(settings.secrets),
@@ -349,6 +356,7 @@ def with_vars(settings: Settings, **more: str) -> Settings:
 
 
 def _scope(**contexts: Any) -> Scope:
+    """A scope with `contexts` (and `github`) allowed, no status functions."""
     return Scope(contexts, frozenset(contexts) | {"github"})
 
 
@@ -778,6 +786,7 @@ def test_sync_succeeds_when_the_app_token_expires_during_the_run(
 
 
 def _tags(remote: Path) -> list[str]:
+    """The tags on the library repo's remote."""
     return git("tag", "--list", cwd=remote).split()
 
 
