@@ -621,6 +621,13 @@ def test_sync_dispatch_with_the_app_pushes_and_opens_with_an_installation_token(
     assert api and api <= minted
     assert "CI will not run" not in run.job("sync").step("Sync").summary
     assert not any(token in run.transcript() for token in minted)
+    # nothing the run left on disk (runner files, clones, the remote) holds a token or the key
+    key_body = world.app.secrets["SYNC_APP_PRIVATE_KEY"].splitlines()[1]
+    for path in world.tmp.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            assert key_body.encode() not in data, path
+            assert not any(token.encode() in data for token in minted), path
     world.finish()
 
 
