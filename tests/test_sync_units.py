@@ -176,7 +176,12 @@ def test_body_has_every_part_of_issue_point_6() -> None:
     assert "**1** added, **0** removed, **2** changed." in body
     assert "| AddModel | flash (static) | 90 B | 100 B | -10 |" in body
     assert "CHECK-REPORT" in body
-    assert "- [ ] Tag the merge commit `v1.5.1`" in body
+    release = next(line for line in body.splitlines() if line.startswith("- [ ] Release"))
+    assert release.startswith("- [ ] Release `v1.5.1` after the merge: run the Release workflow")
+    assert "`gh workflow run release.yml`" in release
+    assert "`RELEASE_ON_SYNC_MERGE` is `true` (then merging starts it)" in release
+    assert "tags it `v1.5.1`" in release
+    assert "Tag the merge commit" not in body  # a tag by hand skips lint and Release
     assert "Flash a board" in body
 
 
