@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -623,6 +624,9 @@ def test_the_sizes_travel_as_artifacts_named_by_job_index(rendered: dict[str, st
     # An artifact name may not hold every character a folder name may: no example in it.
     assert upload["with"]["name"] == "sizes-${{ strategy.job-index }}"
     assert upload["with"]["path"] == "${{ runner.temp }}/sizes"
+    # A re-run of a failed example job is the same run; upload-artifact v7.0.0 action.yml:
+    # "If false, the action will fail if an artifact for the given name already exists."
+    assert upload["with"]["overwrite"] is True
     download = step_named(ci, "sizes", "Collect")
     # merge-multiple: one artifact would otherwise land without its folder (download-artifact
     # v8.0.1 src/download-artifact.ts: `artifacts.length === 1 ? resolvedPath`).
@@ -1180,9 +1184,12 @@ LS_REMOTE_TAGS = "".join(
 )
 
 
-def _schedule_replies(pin: str = "", branches: str = "0", pin_error: str = "") -> dict[str, str]:
+def _schedule_replies(
+    pin: str = "", branches: str = "0", pin_error: str = "", properties: str | None = None
+) -> dict[str, str]:
     """Stub replies for the schedule: ExecuTorch's tags, v1.10.0 annotated (peeled to
     TAG_COMMIT), main's executorch_pin.txt (`pin`, or `pin_error` on stderr with exit 1),
+    main's library.properties (`properties`; None: GitHub's 404, as `pin_error` when set),
     and the count of matching sync branches."""
     git = (
         'if [[ "$1 $2" == "ls-remote --tags" ]]; then\n'
@@ -1194,6 +1201,12 @@ def _schedule_replies(pin: str = "", branches: str = "0", pin_error: str = "") -
     gh = (
         'if [[ "$*" == *contents/executorch_pin.txt* ]]; then\n'
         + (f"  echo '{pin_error}' >&2; exit 1\n" if pin_error else f"  printf '%s\\n' '{pin}'\n")
+        + 'elif [[ "$*" == *contents/library.properties* ]]; then\n'
+        + (
+            f"  printf '%s' {shlex.quote(properties)}\n"
+            if properties is not None
+            else f"  echo '{pin_error or 'gh: Not Found (HTTP 404)'}' >&2; exit 1\n"
+        )
         + 'elif [[ "$*" == *matching-refs* ]]; then\n'
         f"  echo '{branches}'\n"
         "fi\n"
@@ -1213,8 +1226,66 @@ def test_the_schedule_syncs_the_newest_release_tag(
     assert calls[1] == ["git", "ls-remote", upstream, "refs/tags/v1.10.0", "refs/tags/v1.10.0^{}"]
     assert calls[2][:4] == ["gh", "api", "-H", "Accept: application/vnd.github.raw+json"]
     assert calls[2][4] == "repos/owner/executorch-arduino/contents/executorch_pin.txt"
-    assert calls[3] == ["gh", "api", "--jq", "length", "repos/owner/executorch-arduino/git/"
+    assert calls[3] == [*calls[2][:4], "repos/owner/executorch-arduino/contents/library.properties"]
+    assert calls[4] == ["gh", "api", "--jq", "length", "repos/owner/executorch-arduino/git/"
                         f"matching-refs/heads/sync/executorch-{TAG_COMMIT[:12]}"]  # fmt: skip
+
+
+#: main's library.properties version= against the newest tag v1.10.0 (SemVer 2.0 precedence,
+#: semver.org item 11): at or above it, the schedule leaves it alone.
+MAIN_VERSIONS = [
+    ("1.10.0", True),
+    ("1.10.0+build.5", True),  # build metadata has no precedence
+    ("1.10.1-alpha.0", True),  # a sync of main after the release
+    ("1.11.0-alpha.0", True),
+    ("2.0.0-rc.1", True),
+    ("1.100.0", True),  # numbers, not text: 100 > 10
+    ("10.0.0", True),
+    ("99999999999999999999.0.0", True),  # above bash's 64-bit integers
+    ("1.10.0-rc.1", False),  # a pre-release is below its release
+    ("1.10.0-rc1", False),
+    ("1.9.99", False),
+    ("1.9.0", False),  # text order would put 1.9 above 1.10
+    ("0.99.0", False),
+    ("1.1.0", False),
+    ("01.10.0", False),  # not SemVer: sync, which says what is wrong
+    ("v1.10.0", False),
+    ("1.10", False),
+    ("", False),
+]
+
+
+@pytest.mark.parametrize(("version", "at_or_above"), MAIN_VERSIONS)
+def test_the_schedule_leaves_main_at_a_version_as_high_alone(
+    tmp_path: Path, rendered: dict[str, str], version: str, at_or_above: bool
+) -> None:
+    # the last version= line counts, spaces and a CRLF around it as the Arduino tools read it
+    properties = f"name=ExecuTorch\r\nversion=0.1.0\r\nversion = {version} \r\nurl=x\r\n"
+    replies = _schedule_replies(pin="d" * 40, properties=properties)
+    proc, out = _resolve(tmp_path, rendered, "schedule", "", replies)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = tmp_path / "summary.md"
+    if at_or_above:
+        assert out == ""  # the sync job's `if` skips it
+        said = f"main's library version {version} is not below ExecuTorch v1.10.0"
+        assert said in summary.read_text()
+        assert proc.stdout == ""  # quiet: no warning, no error
+    else:
+        assert out == "v1.10.0"
+        assert not summary.exists() or "not below" not in summary.read_text()
+
+
+def test_the_schedule_compares_with_the_newest_tags_numbers(
+    tmp_path: Path, rendered: dict[str, str]
+) -> None:
+    # a tag with a zero-padded number still compares by value (v1.010.0 is 1.10.0)
+    tags = LS_REMOTE_TAGS.replace("v1.10.0\n", "v1.010.0\n")
+    replies = _schedule_replies(pin="d" * 40, properties="version=1.10.0\n")
+    replies["git"] = replies["git"].replace(LS_REMOTE_TAGS, tags)
+    proc, out = _resolve(tmp_path, rendered, "schedule", "", replies)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert out == ""
+    assert "is not below ExecuTorch v1.010.0" in (tmp_path / "summary.md").read_text()
 
 
 @pytest.mark.parametrize(
@@ -1249,6 +1320,16 @@ def test_the_schedule_fails_when_github_does_not_answer(
     proc, out = _resolve(tmp_path, rendered, "schedule", "", replies)
     assert proc.returncode == 1 and out is None
     assert "HTTP 502" in proc.stderr
+
+
+def test_the_schedule_fails_when_github_does_not_answer_for_the_version(
+    tmp_path: Path, rendered: dict[str, str]
+) -> None:
+    replies = _schedule_replies(pin="d" * 40)
+    replies["gh"] = replies["gh"].replace("HTTP 404", "HTTP 503")
+    proc, out = _resolve(tmp_path, rendered, "schedule", "", replies)
+    assert proc.returncode == 1 and out is None
+    assert "HTTP 503" in proc.stderr
 
 
 def test_the_schedule_fails_without_a_release_tag(tmp_path: Path, rendered: dict[str, str]) -> None:
@@ -1331,18 +1412,49 @@ def test_the_example_list_is_json_of_sketch_folders(
         (tmp_path / "examples" / folder).mkdir(parents=True)
         (tmp_path / "examples" / folder / f"{folder}.ino").write_text("")
     (tmp_path / "examples" / "NoSketch").mkdir()
-    out = subprocess.run(
-        [sys.executable, "-"],
-        input=_heredoc(step["run"]),
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    proc = _list_examples(tmp_path, _heredoc(step["run"]))
+    assert proc.returncode == 0, proc.stderr
+    out = (tmp_path / "output.txt").read_text()
     assert out.count("\n") == 1
     key, _, value = out.strip().partition("=")
     assert key == "examples"
     assert json.loads(value) == sorted(["AddModel", "Hello World", "we$(ird)\nname"])
+
+
+def _list_examples(root: Path, code: str) -> subprocess.CompletedProcess[str]:
+    """Run the example list's Python in `root` with GITHUB_OUTPUT = root/output.txt."""
+    (root / "output.txt").write_text("")
+    return subprocess.run(
+        [sys.executable, "-"],
+        input=code,
+        cwd=root,
+        env={**os.environ, "GITHUB_OUTPUT": str(root / "output.txt")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("layout", ["no folder", "empty folder", "folders without sketch"])
+def test_a_library_without_examples_fails_ci(
+    tmp_path: Path, rendered: dict[str, str], layout: str
+) -> None:
+    # a library none of whose examples compiles or runs proves nothing: the list job fails,
+    # so "CI passed" sees a failure (and the example matrix is skipped by it)
+    jobs = parsed(rendered["ci.yml"])["jobs"]
+    step = next(s for s in jobs["examples"]["steps"] if "<<'PY'" in s.get("run", ""))
+    if layout != "no folder":
+        (tmp_path / "examples").mkdir()
+    if layout == "folders without sketch":
+        (tmp_path / "examples" / "Blink").mkdir()
+        (tmp_path / "examples" / "Blink" / "Other.ino").write_text("")
+    proc = _list_examples(tmp_path, _heredoc(step["run"]))
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("::error::the library has no example"), proc.stdout
+    assert (tmp_path / "output.txt").read_text() == ""
+    # no job skips itself on an empty list any more: it cannot pass the list job
+    assert "if" not in jobs["example"]
+    assert "needs.examples.result == 'success'" in jobs["sizes"]["if"]
 
 
 def _size_table(tmp_path: Path, rendered: dict[str, str], jobs: dict[str, Any]) -> tuple[str, str]:
