@@ -827,6 +827,10 @@ def test_dispatch_through_release(released: tuple[World, list[Run]]) -> None:
     assert base[:1] == ["base"] and "--no-run" in base
     assert head[:1] == ["head"] and head[head.index("--compiler") + 1] == "arduino-cli"
     assert ci.job("ci-passed").decision == "ran" and ci.job("ci-passed").result == "success"
+    # the size table as the one comment on the pull request (a branch of this repository)
+    (comment,) = world.fake.pulls[1].comments
+    assert comment.startswith("<!-- executorch-arduino: size changes -->\n## Size changes")
+    assert "| AddModel | flash (static) | 100,000 B |" in comment
     # release: the job ran (merged, labelled sync, opted in), tagged main's merge commit
     job = release.job("release")
     assert job.decision == "ran" and job.concurrency == "release (cancel-in-progress: false)"
@@ -878,6 +882,24 @@ def test_a_closed_unmerged_sync_pull_request_neither_releases_nor_joins_the_grou
     # no group joined: a pending release is neither cancelled nor replaced by this run
     assert run.concurrency is None and job.concurrency is None
     assert run.commands() == [] and _tags(world.remote) == []
+    world.finish()
+
+
+def test_a_superseded_sync_pull_request_neither_releases_nor_joins_the_group(
+    world: World,
+) -> None:
+    """An older sync pull request is open; the sync closes it as superseded (sync's rule),
+    and that close is a pull_request closed event the release workflow sees."""
+    older = world.sync_pull("sync/executorch-0123456789ab")
+    settings = with_vars(WORKFLOW_ONLY, RELEASE_ON_SYNC_MERGE="true")
+    assert world.sync(settings, executorch_ref="v1.5.1").conclusion == "success"
+    first = world.fake.pulls[older]
+    assert (first.state, first.merged, first.closed_by) == ("closed", False, world.fake.login)
+    assert first.comments and first.comments[0].startswith("Superseded by #2")
+    run = world.run("release.yml", world.pull_event(older, "closed"), settings)
+    job = run.job("release")
+    assert job.decision == "skipped" and job.concurrency is None and run.concurrency is None
+    assert _tags(world.remote) == []
     world.finish()
 
 
