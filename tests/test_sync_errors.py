@@ -23,15 +23,18 @@ from sync_fixtures import (
     OWNER,
     PULLS,
     REPO,
+    SHA_OLD,
     TOKEN,
     FakeReport,
     Runner,
+    branch_of,
     branches,
     git,
     show,
     writes,
 )
 
+from generator import git as g
 from generator.errors import FatalError
 from generator.sync.github import GitHubRepo
 
@@ -335,3 +338,84 @@ def test_interrupt_after_the_push_undoes_it(sync: Runner, fake: FakeGitHub, remo
         sync("v1.5.1", "0.2.0")
     assert branches(remote) == refs_before  # the new sync branch was deleted again
     assert fake.pulls == {}
+
+
+def test_ctrl_c_while_labelling_a_just_opened_pull_keeps_it_and_its_branch(
+    sync: Runner,
+    fake: FakeGitHub,
+    remote: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # deleting the head branch of the open pull request would close it on github.com, and
+    # the next sync would take it for one a maintainer closed
+    def interrupted(self: GitHubRepo, pull: object, label: str) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(GitHubRepo, "_add_label", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            sync("v1.5.1", "0.2.0")
+    assert [(p.number, p.head, p.state) for p in fake.pulls.values()] == [
+        (1, branch_of(SHA_OLD), "open")
+    ]
+    assert branch_of(SHA_OLD) in branches(remote)
+    err = capsys.readouterr().err
+    assert f"pull request #1 (https://github.example/{OWNER}/{NAME}/pull/1) stands with" in err
+    again = sync("v1.5.1", "0.2.0")
+    assert again.status == "updated" and len(fake.pulls) == 1
+
+
+class _InterruptedWhileOpening(GitHubRepo):
+    """GitHub opened the pull request, but sync was interrupted before it heard so."""
+
+    def open_or_update(self, branch: str, base: str, *args: Any, **kwargs: Any) -> Any:
+        super().open_or_update(branch, base, *args, **kwargs)
+        kwargs["on_open"](None)  # as if the answer to the POST never came back
+        raise KeyboardInterrupt
+
+
+def test_an_interruption_while_opening_asks_github_and_keeps_the_opened_pull(
+    sync: Runner, fake: FakeGitHub, remote: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sync.repo_class = _InterruptedWhileOpening
+    with pytest.raises(KeyboardInterrupt):
+        sync("v1.5.1", "0.2.0")
+    assert [p.state for p in fake.pulls.values()] == ["open"]
+    assert branch_of(SHA_OLD) in branches(remote)
+
+
+@pytest.mark.parametrize("landed", [True, False], ids=["push-landed", "push-did-not-land"])
+def test_an_interrupted_push_is_undone_with_a_lease_on_what_was_pushed(
+    landed: bool,
+    sync: Runner,
+    fake: FakeGitHub,
+    remote: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    refs_before = branches(remote)
+    push = g.push_with_lease
+    calls: list[str] = []
+
+    def interrupted(*args: Any, **kwargs: Any) -> None:
+        calls.append(args[5])
+        if len(calls) == 1:
+            if landed:
+                push(*args, **kwargs)
+            raise KeyboardInterrupt  # Ctrl-C while git push ran: its result unknown
+        push(*args, **kwargs)
+
+    monkeypatch.setattr(g, "push_with_lease", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sync("v1.5.1", "0.2.0")
+    assert branches(remote) == refs_before
+    assert fake.pulls == {}
+    err = capsys.readouterr().err
+    branch = branch_of(SHA_OLD)
+    if landed:
+        assert calls == [f"push {branch} to the library repo", f"restore {branch}"]
+        assert f"the branch {branch} pushed for it was deleted again" in err
+    else:
+        assert calls == [f"push {branch} to the library repo"]
+        assert f"the interrupted push of {branch} did not land" in err

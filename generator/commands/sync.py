@@ -471,8 +471,8 @@ def _sync_in(run: _Run, remote: str, source: str) -> SyncResult:
             upstream_version=built.upstream_version,
         )
 
-    new_commit, pushed = _commit_and_push(run, clone, built, branch, old_remote)
-    pull = _pull_request(run.gh, run, clone, branch, title, body, old_remote, new_commit, pushed)
+    new_commit = _commit(run, clone, built)
+    pull = _push_and_open(run.gh, run, clone, branch, title, body, old_remote, new_commit)
     if older is not None and not options.keep_older:
         older = [*older, *_opened_meanwhile(run, clone, branch, older, pull)]
     superseded = [
@@ -756,33 +756,17 @@ def _facts(
     )
 
 
-def _commit_and_push(
-    run: _Run, clone: _Clone, built: BuildResult, branch: str, old_remote: str | None
-) -> tuple[str, bool]:
-    """Commit the staged tree as the bot and push it to the sync branch with a lease on
-    `old_remote` (not when the branch already holds this tree).
-
-    Returns:
-        (the sync branch's commit, whether it was pushed now).
-    """
-    lib = clone.lib
-    new_commit = g.commit(
-        lib,
+def _commit(run: _Run, clone: _Clone, built: BuildResult) -> str:
+    """Commit the staged tree as the bot; returns the commit's SHA."""
+    return g.commit(
+        clone.lib,
         commit_message(built.ref, built.sha, built.library_version, built.upstream_version),
         run.options.identity,
         run.genv,
     )
-    if old_remote is not None and lib.commit(old_remote).tree == lib.commit(new_commit).tree:
-        run.say(f"{branch} already holds this tree; not pushing")
-        return old_remote, False
-    run.say(f"pushing {branch}")
-    g.push_with_lease(
-        lib, new_commit, branch, old_remote, run.genv, f"push {branch} to the library repo"
-    )
-    return new_commit, True
 
 
-def _pull_request(
+def _push_and_open(
     gh: GitHubRepo,
     run: _Run,
     clone: _Clone,
@@ -791,29 +775,58 @@ def _pull_request(
     body: str,
     old_remote: str | None,
     new_commit: str,
-    pushed: bool,
 ) -> PullRequestResult:
-    """Open or update the sync pull request; whatever goes wrong (Ctrl-C included), a push
-    made now is undone first, so the library repo never keeps a pushed branch without its
-    pull request.
+    """Push `new_commit` to the sync branch with a lease on `old_remote` (not when the branch
+    already holds this tree), then open or update its pull request.
+
+    Whatever goes wrong before the pull request reflects the push (Ctrl-C and SIGTERM during
+    the push included), a push made now is undone first, with a lease on what was pushed, so
+    the library repo never keeps a pushed branch without its pull request. Once the pull
+    request exists it is never undone: on github.com deleting a pull request's head branch
+    closes it, and the next sync would then take it for one a maintainer closed. An
+    interruption while the pull request was being opened (its fate unknown) asks GitHub; when
+    that cannot tell, the branch is kept (a later sync reuses it).
 
     Raises:
-        FatalError: GitHub refused or failed (unexpected errors are named as such).
+        FatalError: the push or GitHub refused or failed (unexpected errors are named as such).
     """
+    lib = clone.lib
+    pushing = old_remote is None or lib.commit(old_remote).tree != lib.commit(new_commit).tree
+    if not pushing:
+        run.say(f"{branch} already holds this tree; not pushing")
+        new_commit = old_remote or new_commit
+    opened: list[PullRequestResult | None] = []  # [None]: being created; [.., result]: stands
+    push_done = False
     try:
-        pull = gh.open_or_update(branch, run.options.base, title, body, SYNC_LABEL)
+        if pushing:
+            run.say(f"pushing {branch}")
+            try:
+                g.push_with_lease(
+                    lib,
+                    new_commit,
+                    branch,
+                    old_remote,
+                    run.genv,
+                    f"push {branch} to the library repo",
+                )
+            except FatalError:
+                pushing = False  # refused: nothing was pushed, nothing to undo
+                raise
+            push_done = True
+        pull = gh.open_or_update(
+            branch, run.options.base, title, body, SYNC_LABEL, on_open=opened.append
+        )
     except BaseException as e:
-        undone = ""
-        if pushed:
-            restored = _undo_push(clone.lib, branch, old_remote, new_commit, run.genv, run.say)
-            undone = _undone(branch, old_remote, restored)
+        said = _after_failed_pull(
+            gh, run, clone, branch, old_remote, new_commit, pushing, push_done, opened, e
+        )
         if isinstance(e, FatalError):
-            raise FatalError(f"{e}\n{undone}" if undone else str(e), e.exit_code) from None
+            raise FatalError(f"{e}\n{said}" if said else str(e), e.exit_code) from None
         if isinstance(e, Exception):
             raise FatalError(
                 f"could not open or update the pull request for {branch}: unexpected "
                 f"{type(e).__name__}: {run.genv.redact(str(e))}"
-                f"{f'; {undone}' if undone else ''}; run sync again, and report this if it persists"
+                f"{f'; {said}' if said else ''}; run sync again, and report this if it persists"
             ) from None
         raise
     if pull.label_warning:
@@ -824,6 +837,69 @@ def _pull_request(
     verb = "opened" if pull.created else "updated"
     run.emit(f"{verb} pull request #{pull.number}: {pull.url}")
     return pull
+
+
+def _after_failed_pull(
+    gh: GitHubRepo,
+    run: _Run,
+    clone: _Clone,
+    branch: str,
+    old_remote: str | None,
+    new_commit: str,
+    pushing: bool,
+    push_done: bool,
+    opened: list[PullRequestResult | None],
+    error: BaseException,
+) -> str:
+    """Undo this run's push after `error` unless its pull request stands; returns what the
+    error message adds about the branch ("" when nothing was pushed). Said on `run.say` too
+    when `error` is an interruption (its message is Python's, not ours)."""
+    said = ""
+    result = opened[-1] if opened else None
+    if result is not None:
+        said = _stands(result, branch)
+    elif pushing:
+        standing: PullRequestResult | bool | None = None
+        if opened and old_remote is None and not isinstance(error, FatalError):
+            standing = _pull_opened_meanwhile(gh, run, branch)
+        if standing is False:
+            said = (
+                f"could not tell whether the pull request for {branch} was opened; kept the "
+                "pushed branch (run sync again: it reuses the branch)"
+            )
+        elif isinstance(standing, PullRequestResult):
+            said = _stands(standing, branch)
+        else:
+            restored = _undo_push(
+                clone.lib, branch, old_remote, new_commit, push_done, run.genv, run.say
+            )
+            said = _undone(branch, old_remote, restored)
+    if said and not isinstance(error, Exception):
+        run.say(said)
+    return said
+
+
+def _stands(pull: PullRequestResult, branch: str) -> str:
+    """What a failed run says about a pull request that exists with this run's push."""
+    return (
+        f"pull request #{pull.number} ({pull.url}) stands with the pushed branch {branch}; "
+        "run sync again to finish it (its label, the older sync pull requests)"
+    )
+
+
+def _pull_opened_meanwhile(
+    gh: GitHubRepo, run: _Run, branch: str
+) -> PullRequestResult | bool | None:
+    """After an interruption while the pull request was being opened: the open pull request
+    from `branch` GitHub now lists, None when it lists none, False when it could not be asked.
+    """
+    try:
+        found = gh.find_open_pull(branch, run.options.base)
+    except Exception:  # any failure means "cannot tell": keep the branch
+        return False
+    if found is None:
+        return None
+    return PullRequestResult(found.number, found.html_url, True)
 
 
 def _closed_message(closed: ClosedPull, branch: str, built: BuildResult) -> str:
@@ -916,11 +992,25 @@ def _undo_push(
     branch: str,
     old: str | None,
     pushed: str,
+    push_done: bool,
     genv: g.GitEnv,
     say: Callable[[str], None],
 ) -> bool:
-    """Put the remote sync branch back as it was (deleted, or at `old`) after a failed PR;
-    returns whether that worked (a failure is said on `say`)."""
+    """Put the remote sync branch back as it was (deleted, or at `old`) after a failed PR, with
+    a lease on `pushed`; returns whether the branch is as it was (a failure is said on `say`).
+    `push_done` False: the push was interrupted, its result unknown, so the remote is asked
+    first (git ls-remote) and left alone when the push did not land."""
+    if not push_done:
+        try:
+            out = genv.run(
+                ["ls-remote", "origin", f"refs/heads/{branch}"], cwd=Path(lib.working_dir)
+            )
+        except (FatalError, g.GitFailure):
+            out = None
+        now = out.split()[0] if out else ("" if out is not None else None)
+        if now is not None and now != pushed:
+            say(f"the interrupted push of {branch} did not land")
+            return now == (old or "")
     try:
         g.push_with_lease(lib, old or "", branch, pushed, genv, f"restore {branch}")
         say(f"restored {branch} on the library repo")

@@ -601,12 +601,21 @@ class GitHubRepo:
         return None
 
     def open_or_update(
-        self, branch: str, base: str, title: str, body: str, label: str = SYNC_LABEL
+        self,
+        branch: str,
+        base: str,
+        title: str,
+        body: str,
+        label: str = SYNC_LABEL,
+        on_open: Callable[[PullRequestResult | None], None] | None = None,
     ) -> PullRequestResult:
         """Update the open pull request for `branch`, or open one; then make sure it has `label`.
 
         Never opens a second pull request for the same branch. A failed label does not fail
         the call (the pull request is fine without it): the result's `label_warning` says why.
+        `on_open` is called with None right before the pull request is created (from then on
+        it may exist), and with the result as soon as it is opened or updated (before the
+        label), so a caller interrupted later knows how far it got.
 
         Raises:
             FatalError: 401/403/422/429/5xx/network failures, explained.
@@ -620,12 +629,16 @@ class GitHubRepo:
             )
             created = False
         else:
+            if on_open is not None:
+                on_open(None)
             pull = self._call(
                 "open the pull request",
                 lambda: repo.create_pull(base=base, head=branch, title=title, body=body),
                 landed=lambda: self.find_open_pull(branch, base),
             )
             created = True
+        if on_open is not None:
+            on_open(PullRequestResult(pull.number, pull.html_url, created))
         warning = None
         if label not in {lb.name for lb in pull.labels}:
             try:
