@@ -493,7 +493,14 @@ def test_github_web_urls() -> None:
         "file:///srv/mirrors/executorch",
     ):
         assert github_web_url(url) is None, url
-    assert compare_url(ET, "a", "b") == "https://github.com/pytorch/executorch/compare/a...b"
+    old, new = "a" * 40, "b" * 40
+    assert (
+        compare_url(ET, old, new) == f"https://github.com/pytorch/executorch/compare/{old}...{new}"
+    )
+    # a pin read from the base branch is any text until checked: no link from it
+    for pin in ("a" * 39, "A" * 40, f"{old})](https://evil.example)", f"{old}\n# Heading"):
+        assert compare_url(ET, pin, new) is None, pin
+        assert compare_url(ET, new, pin) is None, pin
 
 
 def test_a_new_commit_the_clone_lacks_is_not_compared(upstream: Repo, tmp_path: Path) -> None:
@@ -504,4 +511,79 @@ def test_a_new_commit_the_clone_lacks_is_not_compared(upstream: Repo, tmp_path: 
         f"Could not compare `examples/arduino/` with the previous pin `{upstream.head[:12]}`: "
         "the build's clone lacks the new commit dddddddddddd. Compare by hand: "
         f"[`{upstream.head[:12]}...dddddddddddd`]({_link(upstream.head, NOWHERE)})."
+    )
+
+
+# -- hostile input: a pin from the base branch, names from upstream --------------------------
+
+
+def test_a_previous_pin_that_is_not_a_sha_never_reaches_git(upstream: Repo, tmp_path: Path) -> None:
+    # the base branch's executorch_pin.txt is anyone's text: as an argument of `git fetch`,
+    # "--upload-pack=CMD" would run CMD for this file:// remote
+    cache, marker = tmp_path / "cache", tmp_path / "ran"
+    _built(cache, upstream.head)
+    for pin in (
+        f"--upload-pack=touch {marker}; git-upload-pack",
+        "abc)](https://evil.example) @octocat\n\n# Heading",
+        upstream.base[:12],
+        upstream.base.upper(),
+    ):
+        changes = arduino_changes(ET, pin, upstream.head, cache)
+        assert (changes.outcome, changes.compare_url) == ("not-compared", None), pin
+        assert not marker.exists()
+        text = upstream_markdown(changes)
+        assert text.endswith(
+            ": the previous pin (the base branch's executorch_pin.txt or extras/library.json) "
+            "is not a commit SHA (40 hex digits).\n"
+        ), text
+        assert len(text.splitlines()) == 3 and "Compare by hand" not in text, text
+    text = upstream_markdown(arduino_changes(ET, "abc)](x)\n# H", upstream.head, cache))
+    assert "with the previous pin `abc)](x)\\n# H`: the previous pin" in text
+
+
+def test_fetch_commit_never_reads_its_argument_as_an_option(upstream: Repo, tmp_path: Path) -> None:
+    cache, marker = tmp_path / "cache", tmp_path / "ran"
+    _built(cache, upstream.head)
+    repo = cached_clone(ET, cache)
+    assert repo is not None
+    with pytest.raises(GitCommandError, match="invalid refspec '--upload-pack"):
+        fetch_commit(repo, f"--upload-pack=touch {marker}; git-upload-pack")
+    repo.close()
+    assert not marker.exists()
+
+
+#: Names a contributor could give files under examples/arduino/ (below it).
+HOSTILE = {
+    "ok\n\n@octocat <img src=x> [click](javascript:alert)\n| a | b |": (
+        "`ok\\n\\n@octocat <img src=x> [click](javascript:alert)\\n\\| a \\| b \\|`"
+    ),
+    "pipe|in|name.h": "`pipe\\|in\\|name.h`",
+    "tick`s``in.h": "```tick`s``in.h```",
+    "`lead.h": "`` `lead.h ``",
+    "tab\tand\rcr\x7f.h": "`tab\\tand\\rcr\\x7f.h`",
+    "line\u2028sep.h": "`line\\u2028sep.h`",
+    "examples/KW`|x\n@here/f.h": "``examples/KW`\\|x\\n@here/f.h``",
+}
+
+
+def test_hostile_file_names_stay_inside_their_code_span_and_row(
+    upstream: Repo, tmp_path: Path
+) -> None:
+    write_tree(upstream.path, {f"{A}/{name}": "x\n" for name in HOSTILE})
+    new = commit_all(upstream.path, "hostile names")
+    cache = tmp_path / "cache"
+    _built(cache, new)
+    changes = arduino_changes(ET, upstream.same, new, cache)
+    assert changes.outcome == "changed"
+    lines = upstream_markdown(changes).splitlines()
+    start = lines.index("| File | Change | Lines | In the library |") + 2
+    end = lines.index("", start)
+    rows = lines[start:end]
+    assert all(row.startswith("| ") and row.endswith(" |") for row in rows), rows
+    cells = {row.split(" | ")[0].removeprefix("| "): row for row in rows}
+    assert set(HOSTILE.values()) <= set(cells), rows
+    assert len(rows) == len(changes.files) < MAX_FILES  # one line a file
+    # an example folder's name reaches the role text through the same escaping
+    assert cells[HOSTILE["examples/KW`|x\n@here/f.h"]].endswith(
+        "| not used: the library has no example ``KW`\\|x\\n@here`` |"
     )

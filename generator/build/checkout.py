@@ -351,10 +351,12 @@ def _fetch(repo: git.Repo, what: str) -> None:
     Raises:
         git.GitCommandError: git's failure.
     """
-    args = ["--filter=blob:none", "--no-tags", "origin", what]
+    args = ["--filter=blob:none", "--no-tags"]
     if _is_shallow(repo) or not _holds_objects(Path(repo.working_dir)):
         args.insert(0, "--depth=1")
-    repo.git.fetch(*args)
+    # `what` may come from a file (the base branch's pin): never read as an option
+    # (`--upload-pack=CMD` would run CMD for a local or ssh remote); git >= 2.24
+    repo.git.fetch(*args, "--end-of-options", "origin", what)
 
 
 def _unknown(url: str, ref: str, *, pinned: bool) -> FatalError:
@@ -419,7 +421,7 @@ def _short_sha(repo: git.Repo, url: str, prefix: str, *, pinned: bool) -> str:
     if _is_shallow(repo):
         args.append("--unshallow")
     try:
-        repo.git.fetch(*args, "origin", "+refs/heads/*:refs/remotes/origin/*")
+        repo.git.fetch(*args, "--end-of-options", "origin", "+refs/heads/*:refs/remotes/origin/*")
     except git.GitCommandError as e:
         stderr = str(e.stderr or e)
         folder = str(repo.working_dir)

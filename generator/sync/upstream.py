@@ -180,11 +180,21 @@ def github_web_url(url: str) -> str | None:
     return f"https://github.com/{match.group('owner')}/{match.group('name')}"
 
 
+#: A full commit SHA as git writes it (SHA-1: 40 lowercase hex digits).
+_SHA = re.compile(r"[0-9a-f]{40}")
+
+
+def is_sha(text: str) -> bool:
+    """Whether `text` is a full commit SHA (40 lowercase hex digits, nothing else)."""
+    return _SHA.fullmatch(text) is not None
+
+
 def compare_url(url: str, old: str, new: str) -> str | None:
     """GitHub's page of the commits `old...new` of the repository at `url`, or None when it is
-    not on github.com (`github_web_url`)."""
+    not on github.com (`github_web_url`) or `old` or `new` is not a full SHA (`is_sha`: a pin
+    read from the base branch is any text until checked)."""
     web = github_web_url(url)
-    return f"{web}/compare/{old}...{new}" if web else None
+    return f"{web}/compare/{old}...{new}" if web and is_sha(old) and is_sha(new) else None
 
 
 # -- what the library does with each file ------------------------------------------------
@@ -241,26 +251,28 @@ def classify(path: str) -> Role:
     """
     for source, dest, matcher in _copy_matchers():
         if path.startswith(source + "/") and matcher.match(path[len(source) + 1 :]):
-            return Role("used", f"shipped as `{dest}/{path[len(source) + 1 :]}`")
+            return Role("used", f"shipped as {_code(f'{dest}/{path[len(source) + 1 :]}')}")
     if path.startswith(REF_EXAMPLES + "/"):
         example, _, rel = path[len(REF_EXAMPLES) + 1 :].partition("/")
         if not rel:
             return Role("unused")
         if example not in EXAMPLES:
-            return Role("unused", f"the library has no example `{example}`")
+            return Role("unused", f"the library has no example {_code(example)}")
         if rel == REF_MODEL:
-            return Role("used", f"the `{example}` example's model (its `model.h` is made from it)")
+            return Role(
+                "used", f"the {_code(example)} example's model (its `model.h` is made from it)"
+            )
         if "/" not in rel and any(fnmatchcase(rel, p) for p in EXAMPLE_DATA.get(example, ())):
-            return Role("used", f"copied into `examples/{example}/`")
+            return Role("used", f"copied into {_code(f'examples/{example}/')}")
         ours = _template_example(example, rel)
-        return Role("superseded", f"`{ours}`") if ours else Role("unused")
+        return Role("superseded", _code(ours)) if ours else Role("unused")
     if path.startswith(ARDUINO + "/"):
         rel = path[len(ARDUINO) + 1 :]
         if rel in RENAMED:
             return Role("superseded", RENAMED[rel])
         ours = _by_name().get(rel.rsplit("/", 1)[-1])
         if ours:
-            return Role("superseded", f"`{ours}`")
+            return Role("superseded", _code(ours))
     return Role("unused")
 
 
@@ -378,6 +390,9 @@ def arduino_changes(
     """
     if old is None:
         return UpstreamChanges(None, new, "first-sync")
+    unchecked = _not_a_sha(old, new)
+    if unchecked:
+        return UpstreamChanges(old, new, "not-compared", None, reason=unchecked)
     link = compare_url(url, old, new)
     if old == new:
         return UpstreamChanges(old, new, "same-pin")
@@ -401,12 +416,29 @@ def arduino_changes(
         repo.close()
 
 
+def _not_a_sha(old: str, new: str) -> str | None:
+    """Why `old` (the base branch's pin: its `executorch_pin.txt` or `extras/library.json`,
+    any text until checked) or `new` cannot be compared, or None when both are full SHAs.
+    Nothing else reaches git as a revision."""
+    if not is_sha(old):
+        return (
+            "the previous pin (the base branch's executorch_pin.txt or extras/library.json) "
+            "is not a commit SHA (40 hex digits)"
+        )
+    if not is_sha(new):
+        return "the new commit is not a commit SHA (40 hex digits)"
+    return None
+
+
 def _compare(repo: git.Repo, url: str, old: str, new: str, link: str | None) -> UpstreamChanges:
     """`arduino_changes` in the open clone `repo` (the cache lock held)."""
 
     def not_compared(reason: str) -> UpstreamChanges:
         return UpstreamChanges(old, new, "not-compared", link, reason=reason)
 
+    unchecked = _not_a_sha(old, new)
+    if unchecked:
+        return not_compared(unchecked)
     if not _has_commit(repo, new):
         return not_compared(f"the build's clone lacks the new commit {new[:12]}")
     if not _has_commit(repo, old):
@@ -448,11 +480,30 @@ def _compare(repo: git.Repo, url: str, old: str, new: str, link: str | None) -> 
 HEADING = "### Upstream `examples/arduino/` since the last sync"
 
 
+#: Characters a name shows as escapes: C0/C1 controls and DEL, and the Unicode line and
+#: paragraph separators (a line break inside a table row would end the row).
+_INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _visible(text: str) -> str:
+    """`text` with each character of `_INVISIBLE` written as an escape: "\\n", "\\r",
+    "\\t", else "\\xNN" / "\\uNNNN" (as Python writes them)."""
+    return _INVISIBLE.sub(lambda m: _ESCAPES.get(m[0]) or repr(m[0])[1:-1], text)
+
+
 def _code(text: str) -> str:
-    """`text` as inline code that survives a table cell: a backtick run longer than any in
-    it, spaces where it starts or ends with one, and `|` escaped (GFM tables)."""
+    """`text` (a file or example name from ExecuTorch, or a pin from the base branch: any
+    text) as inline code that survives a table cell, the one way every such name reaches
+    the section: control characters and line breaks shown as escapes (`_visible`), a
+    backtick run longer than any in it, spaces where it starts or ends with a backtick or
+    space, and `|` escaped (GFM tables read `\\|` as `|` inside code too). Inside a code
+    span, Markdown, HTML, links and @mentions are literal text (GFM spec, "Code spans",
+    https://github.github.com/gfm/#code-spans; tables, https://github.github.com/gfm/#tables-extension-).
+    """
+    text = _visible(text)
     ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
     return f"{ticks}{pad}{text.replace('|', chr(92) + '|')}{pad}{ticks}"
 
 
@@ -462,10 +513,16 @@ def _short(path: str) -> str:
     return rel if len(rel) <= MAX_PATH else "…" + rel[-(MAX_PATH - 1) :]
 
 
+#: A URL that a Markdown link `[text](url)` holds as it is: https, no space, control,
+#: bracket, parenthesis, angle bracket or backtick (a `)` or a line break would end it).
+_LINKABLE = re.compile(r"https://[^\s()<>\[\]`\x00-\x1f\x7f]+")
+
+
 def _range(changes: UpstreamChanges) -> str:
     """ "[`old12...new12`](link)", or without the link when there is none."""
-    shown = f"`{(changes.old or '')[:12]}...{changes.new[:12]}`"
-    return f"[{shown}]({changes.compare_url})" if changes.compare_url else shown
+    shown = _code(f"{(changes.old or '')[:12]}...{changes.new[:12]}")
+    url = changes.compare_url
+    return f"[{shown}]({url})" if url and _LINKABLE.fullmatch(url) else shown
 
 
 def _lines(f: FileChange) -> str:
@@ -492,20 +549,20 @@ def upstream_markdown(changes: UpstreamChanges) -> str:
     what the library does with each, and what to do about a superseded one."""
     folder = f"`{ARDUINO}/`"
     out = [HEADING, ""]
-    short_old, short_new = (changes.old or "")[:12], changes.new[:12]
+    short_old, short_new = _code((changes.old or "")[:12]), _code(changes.new[:12])
     if changes.outcome == "first-sync":
         out.append(f"First sync: there is no previous pin to compare {folder} with.")
     elif changes.outcome == "same-pin":
-        out.append(f"The previous pin is this commit ({short_new}): nothing changed in {folder}.")
+        out.append(f"The previous pin is this commit ({changes.new[:12]}): nothing changed in {folder}.")
     elif changes.outcome == "not-compared":
-        link = f" Compare by hand: {_range(changes)}." if changes.compare_url else ""
+        linkable = changes.compare_url and _LINKABLE.fullmatch(changes.compare_url)
+        link = f" Compare by hand: {_range(changes)}." if linkable else ""
         out.append(
-            f"Could not compare {folder} with the previous pin `{short_old}`: "
-            f"{changes.reason}.{link}"
+            f"Could not compare {folder} with the previous pin {short_old}: {changes.reason}.{link}"
         )
     elif changes.outcome == "absent":
         out.append(
-            f"Neither the previous pin `{short_old}` nor `{short_new}` has {folder}: "
+            f"Neither the previous pin {short_old} nor {short_new} has {folder}: "
             "nothing to compare."
         )
     elif changes.outcome == "unchanged":
@@ -527,9 +584,9 @@ def _changed(changes: UpstreamChanges) -> list[str]:
     if changes.reason:
         out[-1] += f" Line counts are not known: {changes.reason}."
     if not changes.new_has:
-        out.append(f"`{changes.new[:12]}` has no `{ARDUINO}/`: ExecuTorch removed it.")
+        out.append(f"{_code(changes.new[:12])} has no `{ARDUINO}/`: ExecuTorch removed it.")
     elif not changes.old_has:
-        out.append(f"The previous pin `{(changes.old or '')[:12]}` had no `{ARDUINO}/`.")
+        out.append(f"The previous pin {_code((changes.old or '')[:12])} had no `{ARDUINO}/`.")
     superseded = changes.count("superseded")
     if superseded:
         if superseded == 1:
