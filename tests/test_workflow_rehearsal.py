@@ -919,27 +919,24 @@ def test_a_merged_pull_request_that_is_not_a_sync_does_not_release(world: World)
 # --- CI beyond the sync pull request ---------------------------------------------------------
 
 
-def test_ci_on_a_push_to_main_without_examples_passes_with_its_jobs_skipped_by_design(
-    world: World,
-) -> None:
+def test_ci_on_a_push_to_main_without_examples_fails_and_says_why(world: World) -> None:
     main = world.main()
     payload = {"ref": "refs/heads/main", "after": main, "repository": {"full_name": REPO}}
     run = world.run(
         "ci.yml", Event("push", payload, ref="refs/heads/main", sha=main), WORKFLOW_ONLY
     )
-    assert run.triggered and run.conclusion == "success", run.transcript()
-    decisions = {j.job_id: j.decision for j in run.jobs}
+    assert run.triggered and run.concurrency == "ci-push-refs/heads/main (cancel-in-progress: true)"
+    decisions = {j.job_id: (j.decision, j.result) for j in run.jobs}
     assert decisions == {
-        "examples": "ran",
-        "example": "skipped",  # no examples on main yet
-        "lint": "ran",
-        "sizes": "skipped",  # not a pull request
-        "size-comment": "skipped",
-        "ci-passed": "ran",
+        "examples": ("ran", "failure"),  # main has no library yet: no example to check
+        "example": ("skipped", "skipped"),
+        "lint": ("ran", "success"),
+        "sizes": ("skipped", "skipped"),  # not a pull request
+        "size-comment": ("skipped", "skipped"),
+        "ci-passed": ("ran", "failure"),  # always(): the required check fails, not skips
     }
-    assert run.job("examples").outputs == {"examples": "[]"}
-    assert run.job("ci-passed").result == "success"
-    assert run.concurrency == "ci-push-refs/heads/main (cancel-in-progress: true)"
+    notes = run.job("examples").steps[-1].notes
+    assert any(n.startswith("error: the library has no example") for n in notes), notes
     world.finish()
 
 
