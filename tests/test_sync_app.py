@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from github.InstallationAuthorization import InstallationAuthorization
 from github_fake import FakeGitHub, GitHubSpec
 from github_fake.git_http import GitHttpRemote
 from github_fake.server import FakeApp
@@ -521,3 +522,52 @@ def test_an_empty_app_id_is_refused_not_taken_for_no_app(
     with pytest.raises(FatalError, match="--app-id is not a GitHub App's App ID"):
         run_sync(opts, TOKEN, app_key=key_pem, build=sync.build, check=sync.check)
     assert fake.requests == []
+
+
+#: The installation token answer's `expires_at` as a broken server might send it
+#: (None: the key left out) -> what the error says of it.
+EXPIRIES: dict[str, tuple[Any, str]] = {
+    "missing": (None, "no expires_at"),
+    "null": ("null", "expires_at null"),
+    "not-a-time": ("soon", "expires_at 'soon'"),
+    "naive": ("2026-01-01T00:00:00", "expires_at '2026-01-01T00:00:00'"),
+}
+
+
+@pytest.mark.parametrize("case", EXPIRIES)
+def test_a_token_answer_without_a_usable_expiry_is_a_clear_error_before_anything(
+    case: str,
+    app_fake: FakeGitHub,
+    http: GitHttpRemote,
+    tmp_path: Path,
+    clock: Clock,
+    key_pem: str,
+    remote: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GitHub's schema requires expires_at (installation-token); the fake validates its own
+    # answers against it, so the client side is given the broken answer
+    sent, said = EXPIRIES[case]
+    init = InstallationAuthorization.__init__
+
+    def broken(self: Any, requester: Any, headers: Any, attributes: dict[str, Any]) -> None:
+        attributes = dict(attributes)
+        if sent is None:
+            attributes.pop("expires_at")
+        else:
+            attributes["expires_at"] = None if sent == "null" else sent
+        init(self, requester, headers, attributes)
+
+    monkeypatch.setattr(InstallationAuthorization, "__init__", broken)
+    refs_before = branches(remote)
+    with pytest.raises(FatalError) as info:
+        run_app(app_fake, http, tmp_path, clock, key_pem)
+    (minted,) = app_fake.minted
+    message = str(info.value)
+    assert message.startswith(
+        "GitHub's answer to minting an installation token (POST /app/installations/"
+        f"{app_fake.app.installation_id if app_fake.app else '?'}/access_tokens) has {said}, "
+        "not a time with its UTC offset"
+    ), message
+    assert minted not in message
+    assert branches(remote) == refs_before and app_fake.pulls == {}

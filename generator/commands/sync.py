@@ -198,10 +198,13 @@ def sync(args: argparse.Namespace) -> int:
     """Run sync with the parsed options; the token comes from GITHUB_TOKEN, or with `--app-id`
     the GitHub App's private key from SYNC_APP_PRIVATE_KEY.
 
-    GITHUB_TOKEN and SYNC_APP_PRIVATE_KEY are taken out of this process's environment first,
-    so nothing sync starts (the build, compilers, QEMU, the example binaries) inherits them;
-    git gets a token only through the askpass environment `generator.git.git_env` passes to
-    each git command that talks to the remote.
+    GITHUB_TOKEN and SYNC_APP_PRIVATE_KEY are taken out of `os.environ` first (`unsetenv`), so
+    the environment of every child process sync starts (the build, compilers, QEMU, the
+    example binaries) lacks them; git gets a token only through the askpass environment
+    `generator.git.git_env` passes to each git command that talks to the remote. This does not
+    erase them from sync's own process: the environment it was started with stays readable in
+    `/proc/<pid>/environ` (by its user and root; Linux proc(5): the initial environment, which
+    later changes do not alter) and in its memory, for as long as sync runs.
 
     With `--workflow-token`, the note that CI did not run is appended to
     `$GITHUB_STEP_SUMMARY` when that is set.

@@ -33,7 +33,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from github import Auth
+from github.GithubException import BadAttributeException
 from github.InstallationAuthorization import InstallationAuthorization
+
+from generator.errors import FatalError
 
 #: The environment variable the App's private key is read from (PEM, as GitHub downloads it).
 APP_KEY_ENV = "SYNC_APP_PRIVATE_KEY"
@@ -94,6 +97,7 @@ class InstallationTokens(Auth.AppInstallationAuth):
         self._margin = margin
         self._say = say
         self._held: InstallationAuthorization | None = None
+        self._expires = datetime.min.replace(tzinfo=UTC)  # the held token's end (UTC)
         #: how many tokens were minted so far
         self.minted = 0
 
@@ -117,17 +121,52 @@ class InstallationTokens(Auth.AppInstallationAuth):
     def _get_installation_authorization(self) -> InstallationAuthorization:
         held = self._mint(self.installation_id)
         self._secrets.add(held.token)
-        self._held = held
+        expires = _expiry(held, self.installation_id, self._secrets)
+        self._held, self._expires = held, expires
         self.minted += 1
-        self._say(
-            f"minted a GitHub App installation token (valid until {held.expires_at:%H:%M:%S} UTC)"
-        )
+        self._say(f"minted a GitHub App installation token (valid until {expires:%H:%M:%S} UTC)")
         return held
 
     @property
     def _is_expired(self) -> bool:
-        held = self._held
-        return held is None or held.expires_at - self._margin <= self._clock()
+        return self._held is None or self._expires - self._margin <= self._clock()
+
+
+def _expiry(held: InstallationAuthorization, installation_id: int, secrets: set[str]) -> datetime:
+    """When the minted token `held` expires (UTC), from the answer's `expires_at`.
+
+    GitHub always sends it: the answer's schema requires `token` and `expires_at` (GitHub's
+    OpenAPI description, `@octokit/openapi` 23.0.2, `components.schemas.installation-token`;
+    an ISO 8601 time such as "2016-07-11T22:14:10Z" in the docs' example). An answer without
+    a usable one (missing, null, not a time, or a time without its offset) is not GitHub's
+    as documented, so sync stops rather than guess how long the token lives.
+
+    Raises:
+        FatalError: `expires_at` is missing or unusable; the message shows what was sent
+            (shortened, secrets redacted), never the token.
+    """
+    answer = held.raw_data if isinstance(held.raw_data, dict) else {}
+    try:
+        expires = held.expires_at
+    except BadAttributeException:
+        expires = None
+    if isinstance(expires, datetime) and expires.utcoffset() is not None:
+        return expires.astimezone(UTC)
+    if "expires_at" not in answer:
+        shown = "no expires_at"
+    elif answer["expires_at"] is None:
+        shown = "expires_at null"
+    else:
+        shown = f"expires_at {str(answer['expires_at'])[:60]!r}"
+    for secret in sorted(secrets, key=len, reverse=True):
+        shown = shown.replace(secret, "***")
+    raise FatalError(
+        f"GitHub's answer to minting an installation token (POST /app/installations/"
+        f"{installation_id}/access_tokens) has {shown}, not a time with its UTC offset "
+        "(e.g. 2026-01-01T12:00:00Z), so how long the token lives is unknown: check that "
+        "--api-url is GitHub's REST API root (GitHub Enterprise: https://HOST/api/v3), and "
+        "report this if it persists"
+    )
 
 
 def app_auth(credentials: AppCredentials, secrets: set[str]) -> Auth.AppAuth:
