@@ -571,3 +571,19 @@ def test_a_token_answer_without_a_usable_expiry_is_a_clear_error_before_anything
     ), message
     assert minted not in message
     assert branches(remote) == refs_before and app_fake.pulls == {}
+
+
+def test_a_403_to_the_app_names_the_apps_permissions_and_installation(
+    app_fake: FakeGitHub, http: GitHttpRemote, tmp_path: Path, clock: Clock, key_pem: str
+) -> None:
+    app_fake.fail("POST", PULLS, 403)  # GitHub's "Resource not accessible by integration"
+    with pytest.raises(FatalError) as info:
+        run_app(app_fake, http, tmp_path, clock, key_pem)
+    message = str(info.value)
+    assert "could not open the pull request: GitHub answered 403: " in message
+    assert (
+        f"the GitHub App {APP_ID} may not do this on {OWNER}/{NAME}: give the App the "
+        "repository permissions Contents and Pull requests, both Read and write"
+    ) in message
+    assert f"check that its installation includes {OWNER}/{NAME}" in message
+    assert "the token has no permission" not in message and "fine-grained" not in message

@@ -450,6 +450,19 @@ class GitHubRepo:
             )
         elif status == 401:
             hint = "GitHub refused the token: set GITHUB_TOKEN to a valid, unexpired token"
+        elif status == 403 and self._app is not None:
+            # what each call needs of an App: docs.github.com/en/rest/authentication/
+            # permissions-required-for-github-apps (POST .../pulls: Pull requests write;
+            # a push: Contents write); new permissions wait for the installation's owner to
+            # accept them (docs.github.com/en/apps/maintaining-github-apps/
+            # modifying-a-github-app-registration)
+            hint = (
+                f"the GitHub App {self._app.app_id} may not do this on {self.name}: give the "
+                "App the repository permissions Contents and Pull requests, both Read and "
+                "write (the App's settings → Permissions & events; an organisation must then "
+                "approve the new permissions), and check that its installation includes "
+                f"{self.name} (Settings → GitHub Apps → Configure → Repository access)"
+            )
         elif status == 403:
             hint = (
                 f"the token has no permission for this on {self.name}: it needs contents: write "
