@@ -10,6 +10,14 @@ else is read):
 - `ZEPHYR_CORE: "arduino:zephyr@X.Y.Z"`: the board core, from the Arduino package index;
 - `ROUTER_BRIDGE: "Arduino_RouterBridge@X.Y.Z"`: the library, from the Library Manager index.
 
+A `uses:` of a repository's action or a line setting one of those names in another shape (a
+tag or branch instead of a SHA, `# v2`, an unquoted value) is reported as not checked, with
+why, and fails the command (exit 1) like an old pin.
+
+Answers are bounded: `MAX_DOWNLOAD` bytes as downloaded, `MAX_UNPACKED` once unpacked,
+`TOTAL_SECONDS` each; a corrupt archive, JSON that is not strict (NaN) or nested beyond
+Python's parser, or an answer past a bound is an error naming its source (exit 2).
+
 Where the newest release comes from:
 
 - GitHub: `GET /repos/{owner}/{repo}/releases/latest`, "the most recent non-prerelease,
@@ -31,11 +39,12 @@ Versioning; a pre-release is never "newer", and neither is a version that does n
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
 import re
 import tarfile
+import time
+import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,14 +60,29 @@ PACKAGE_INDEX_URL = "https://downloads.arduino.cc/packages/package_index.tar.bz2
 LIBRARY_INDEX_URL = "https://downloads.arduino.cc/libraries/library_index.tar.bz2"
 #: Seconds to wait for a connection, and between two reads of an answer.
 TIMEOUT = (10.0, 60.0)
+#: Seconds one answer may take from the request to its last byte (the read timeout alone
+#: lets a server that trickles a byte a minute hold the command for ever).
+TOTAL_SECONDS = 300.0
+#: The most bytes an answer may have as downloaded, and an index once unpacked. Chosen, not
+#: measured here (these machines cannot reach downloads.arduino.cc): the unpacked library
+#: index was "over 35 MB" in June 2024 (arduino/arduino-cli#2624) and grows with every
+#: release indexed, the package index is smaller, and the archives are a fraction of it;
+#: the caps leave several times that room and bound what a wrong server can make us hold.
+MAX_DOWNLOAD = 64 * 2**20
+MAX_UNPACKED = 256 * 2**20
 
-_USES = re.compile(
-    r"^\s*(?:- )?uses:\s*([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)(?:/[^@\s]*)?@([0-9a-f]{40})"
-    r"\s+#\s*(v?\d+\.\d+\.\d+\S*)\s*$"
+#: Any `uses:` line: what it uses, and the comment after it.
+_USES_LINE = re.compile(r"^\s*(?:- )?uses:\s*(?P<spec>[^\s#]+)\s*(?:#\s*(?P<comment>.*?))?\s*$")
+#: What a checkable `uses:` names: OWNER/REPO[/path]@SHA.
+_ACTION = re.compile(r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)(?:/[^@\s]*)?@([^@\s]+)")
+#: The tag a checkable `uses:` has in its comment.
+_TAG = re.compile(r"v?\d+\.\d+\.\d+\S*")
+#: Any line setting one of `_ENV_PINS`: the key and the rest of the line.
+_ENV_LINE = re.compile(
+    r"^\s*(ARDUINO_CLI_VERSION|ARDUINO_LINT_VERSION|ZEPHYR_CORE|ROUTER_BRIDGE):\s*(.*?)\s*$"
 )
-_ENV = re.compile(
-    r'^\s*(ARDUINO_CLI_VERSION|ARDUINO_LINT_VERSION|ZEPHYR_CORE|ROUTER_BRIDGE):\s*"([^"]*)"\s*$'
-)
+_QUOTED = re.compile(r'"([^"]*)"')
+_X_Y_Z = re.compile(r"\d+\.\d+\.\d+")
 #: env name -> (GitHub repository whose releases it installs, or None, prefix of its value).
 _ENV_PINS: dict[str, tuple[str | None, str]] = {
     "ARDUINO_CLI_VERSION": ("arduino/arduino-cli", ""),
@@ -90,6 +114,8 @@ class Pin:
         repo: OWNER/REPO of its GitHub releases (actions, arduino-cli, arduino-lint), else "".
         sha: an action's pinned commit, else "".
         where: "ci.yml:47"-style places it is written.
+        unchecked: why the line cannot be checked ("" for a pin in one of the shapes above):
+            it is reported, not looked up.
     """
 
     name: str
@@ -98,6 +124,7 @@ class Pin:
     repo: str = ""
     sha: str = ""
     where: tuple[str, ...] = field(default=(), compare=False)
+    unchecked: str = ""
 
 
 @dataclass
@@ -141,7 +168,11 @@ def read_pins(templates: Mapping[str, str]) -> list[Pin]:
     """Every pin of `templates` (file name -> text), each once, in order of appearance.
 
     The same action or tool pinned twice with the same version (and SHA) is one pin with
-    both places in `where`; pinned with another version it is another pin.
+    both places in `where`; pinned with another version it is another pin. A `uses:` of a
+    repository's action or a line setting one of the env pins that is not in its checkable
+    shape (module docstring) is a pin with `unchecked` saying why: a ref that is not a full
+    SHA, no `# vX.Y.Z` beside it, an env value not double-quoted or not X.Y.Z. Local actions
+    (`./…`) and `docker://` images are not pins.
     """
     found: dict[Pin, list[str]] = {}
     for file_name, text in templates.items():
@@ -150,26 +181,51 @@ def read_pins(templates: Mapping[str, str]) -> list[Pin]:
             if pin is not None:
                 found.setdefault(pin, []).append(f"{file_name}:{number}")
     return [
-        Pin(p.name, p.kind, p.version, p.repo, p.sha, tuple(where)) for p, where in found.items()
+        Pin(p.name, p.kind, p.version, p.repo, p.sha, tuple(where), p.unchecked)
+        for p, where in found.items()
     ]
 
 
 def _pin_of(line: str) -> Pin | None:
-    uses = _USES.match(line)
+    uses = _USES_LINE.match(line)
     if uses:
-        owner, repo, sha, tag = uses.groups()
-        return Pin(f"{owner}/{repo}", "action", tag, f"{owner}/{repo}", sha)
-    env = _ENV.match(line)
+        return _action_pin(uses["spec"].strip("\"'"), uses["comment"])
+    env = _ENV_LINE.match(line)
     if env is None:
         return None
-    key, value = env.groups()
+    key, written = env.groups()
     repo, prefix = _ENV_PINS[key]
-    if repo is not None:
-        return Pin(repo.split("/")[1], "release", value, repo)
-    name, _, version = value.partition("@")
-    if not value.startswith(prefix) or not version:
+    kind = "release" if repo is not None else "core" if key == "ZEPHYR_CORE" else "library"
+    name = repo.split("/")[1] if repo is not None else prefix.rstrip("@")
+    shape = f'{key}: "{prefix}X.Y.Z"'
+    quoted = _QUOTED.fullmatch(written.split(" #")[0].strip())
+    if quoted is None:
+        return Pin(name, kind, written, repo or "", unchecked=f"not written as {shape}")
+    value = quoted[1]
+    version = value.removeprefix(prefix) if value.startswith(prefix) else None
+    if version is None or not _X_Y_Z.fullmatch(version):
+        return Pin(name, kind, value, repo or "", unchecked=f"not written as {shape}")
+    return Pin(name, kind, version, repo or "")
+
+
+def _action_pin(spec: str, comment: str | None) -> Pin | None:
+    """The pin of `uses: <spec> # <comment>`; None for a local action or a docker image."""
+    if spec.startswith(("./", "docker://")):
         return None
-    return Pin(name, "core" if key == "ZEPHYR_CORE" else "library", version)
+    action = _ACTION.fullmatch(spec)
+    if action is None:
+        return Pin(spec, "action", "", unchecked="not OWNER/REPO@SHA")
+    owner, repo, ref = action.groups()
+    name = f"{owner}/{repo}"
+    tag = (comment or "").strip()
+    if not re.fullmatch(r"[0-9a-f]{40}", ref):
+        return Pin(name, "action", ref, name, unchecked=f"pinned to {ref!r}, not a commit SHA")
+    if not tag:
+        return Pin(name, "action", "", name, ref, unchecked="no `# vX.Y.Z` tag beside the SHA")
+    if not _TAG.fullmatch(tag):
+        why = f"the comment {'# ' + tag!r} is not a vX.Y.Z tag"
+        return Pin(name, "action", tag, name, ref, unchecked=why)
+    return Pin(name, "action", tag, name, ref)
 
 
 #: fetch(url, headers) -> the answer's body; raises PinError naming the source.
@@ -177,26 +233,45 @@ Fetch = Callable[[str, Mapping[str, str]], bytes]
 
 
 def http_fetch(url: str, headers: Mapping[str, str]) -> bytes:
-    """GET `url` with `requests` (timeouts `TIMEOUT`), the body of a 200 answer.
+    """GET `url` with `requests` (timeouts `TIMEOUT`), the body of a 200 answer: at most
+    `MAX_DOWNLOAD` bytes (after any Content-Encoding), all of it within `TOTAL_SECONDS`.
 
     Raises:
-        PinError: no connection, a timeout, or another status than 200 (the status and,
-            for GitHub's rate limit, what to do).
+        PinError: no connection, a timeout, another status than 200 (the status and, for
+            GitHub's rate limit, what to do), or an answer too big or too slow.
     """
     import requests
 
+    deadline = time.monotonic() + TOTAL_SECONDS
     try:
-        answer = requests.get(url, headers=dict(headers), timeout=TIMEOUT)
+        with requests.get(url, headers=dict(headers), timeout=TIMEOUT, stream=True) as answer:
+            if answer.status_code != 200:
+                hint = ""
+                limited = answer.headers.get("x-ratelimit-remaining") == "0"
+                if answer.status_code in (403, 429) and limited:
+                    hint = (
+                        "; GitHub's rate limit is used up: set GITHUB_TOKEN (any token raises it)"
+                    )
+                raise PinError(f"{_shown(url)} answered HTTP {answer.status_code}{hint}")
+            body = bytearray()
+            for chunk in answer.iter_content(chunk_size=1 << 16):
+                body += chunk
+                if len(body) > MAX_DOWNLOAD:
+                    raise PinError(f"{_shown(url)} answered more than {_mib(MAX_DOWNLOAD)}")
+                if time.monotonic() > deadline:
+                    raise PinError(
+                        f"{_shown(url)} took more than {TOTAL_SECONDS:.0f} s to answer",
+                        unreachable=True,
+                    )
+            return bytes(body)
     except requests.RequestException as e:
         raise PinError(
             f"cannot reach {_shown(url)} ({type(e).__name__})", unreachable=True
         ) from None
-    if answer.status_code != 200:
-        hint = ""
-        if answer.status_code in (403, 429) and answer.headers.get("x-ratelimit-remaining") == "0":
-            hint = "; GitHub's rate limit is used up: set GITHUB_TOKEN (any token raises it)"
-        raise PinError(f"{_shown(url)} answered HTTP {answer.status_code}{hint}")
-    return answer.content
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:g} MiB"
 
 
 def _shown(url: str) -> str:
@@ -261,35 +336,62 @@ class Sources:
                 raise
             if unpack:
                 body = _unpack(url, body)
-            try:
-                self._cache[url] = json.loads(body)
-            except (UnicodeDecodeError, json.JSONDecodeError) as e:
-                raise PinError(f"{_shown(url)} did not answer JSON ({e})") from None
+            self._cache[url] = _loads(url, body)
         return self._cache[url]
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _loads(url: str, body: bytes) -> Any:
+    """The JSON document `body` (strict: no NaN or Infinity) of `url`.
+
+    Raises:
+        PinError: not UTF-8 JSON, or nested too deeply for Python's parser.
+    """
+    try:
+        return json.loads(body, parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError) as e:  # json.JSONDecodeError is a ValueError
+        raise PinError(f"{_shown(url)} did not answer JSON ({e})") from None
+    except RecursionError:
+        raise PinError(f"{_shown(url)} did not answer JSON (nested too deeply)") from None
 
 
 def _unpack(url: str, body: bytes) -> bytes:
     """The index JSON of the download `body` of `url`: a `.tar.bz2` holding
-    `<name>.json`, a `.gz`, or the JSON itself.
+    `<name>.json`, a `.gz`, or the JSON itself; at most `MAX_UNPACKED` bytes unpacked.
 
     Raises:
-        PinError: not an archive of that form, or the archive lacks `<name>.json`.
+        PinError: not an archive of that form (corrupt data included), the archive lacks
+            `<name>.json`, or it unpacks to more than `MAX_UNPACKED`.
     """
     name = urlsplit(url).path.rsplit("/", 1)[-1]
+    too_big = PinError(f"{_shown(url)} unpacks to more than {_mib(MAX_UNPACKED)}")
     try:
         if name.endswith(".tar.bz2"):
             member = name.removesuffix(".tar.bz2") + ".json"
             with tarfile.open(fileobj=io.BytesIO(body), mode="r:bz2") as archive:
                 try:
-                    extracted = archive.extractfile(member)
+                    info = archive.getmember(member)
                 except KeyError:
-                    extracted = None
-                if extracted is None:
+                    info = None
+                extracted = archive.extractfile(info) if info is not None else None
+                if info is None or extracted is None:
                     raise PinError(f"{_shown(url)} holds no file {member}")
+                if info.size > MAX_UNPACKED:
+                    raise too_big
                 return extracted.read()
         if name.endswith(".gz"):
-            return gzip.decompress(body)
-    except (tarfile.TarError, OSError, EOFError) as e:
+            # gzip's own decompress has no limit: a small .gz can unpack to gigabytes
+            unzip = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+            data = unzip.decompress(body, MAX_UNPACKED)
+            if unzip.unconsumed_tail:
+                raise too_big
+            if not unzip.eof:
+                raise PinError(f"{_shown(url)} is not a readable archive (it ends early)")
+            return data
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
         raise PinError(f"{_shown(url)} is not a readable archive ({e})") from None
     return body
 
@@ -303,6 +405,9 @@ def check_pins(pins: Iterable[Pin], sources: Sources) -> list[Finding]:
     """
     findings: list[Finding] = []
     for pin in pins:
+        if pin.unchecked:
+            findings.append(Finding(pin, "not checked", problems=[f"not checked: {pin.unchecked}"]))
+            continue
         finding = Finding(pin, _source_name(pin, sources))
         try:
             if pin.kind in ("action", "release"):
@@ -404,7 +509,7 @@ def pin_table(findings: Iterable[Finding]) -> str:
     rows = [("pin", "current", "newest", "source")]
     notes: list[str] = []
     for f in findings:
-        newest = f.newest or "unknown"
+        newest = "unchecked" if f.pin.unchecked else f.newest or "unknown"
         if f.outdated:
             newest += " (newer)"
         rows.append((f.pin.name, f.pin.version, newest, f.source))

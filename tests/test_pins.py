@@ -18,6 +18,7 @@ import pytest
 import yaml
 from github_fake.local_server import LocalServer
 
+from generator import pins
 from generator import workflows as wf
 from generator.main import main
 from generator.pins import Finding, Pin, PinError, Sources, check_pins, pin_table, read_pins
@@ -222,20 +223,79 @@ def test_a_pin_with_two_versions_is_two_pins_and_other_lines_are_not_pins() -> N
             "b.yml": (
                 f"      uses: o/r/sub/path@{sha} # v1.2.3\n"
                 f"      uses: o/r@{'2' * 40} # v1.3.0\n"
-                f"      uses: o/r@{sha}\n"  # no tag beside it: not a pin this reads
-                "      uses: o/r@v1  # a tag, not a SHA\n"
+                "      uses: ./.github/actions/local\n"  # not a pin
+                "      uses: docker://alpine:3.20\n"  # not a pin
                 '  ZEPHYR_CORE: "arduino:zephyr@0.1.0"\n'
-                '  ROUTER_BRIDGE: "Other@1.0.0"\n'
-                "  # ARDUINO_LINT_VERSION: 1.0.0\n"
+                "  # ARDUINO_LINT_VERSION: 1.0.0\n"  # a comment
             ),
         }
     )
-    assert [(p.name, p.version, p.sha, p.where) for p in pins] == [
-        ("o/r", "v1.2.3", sha, ("a.yml:1", "b.yml:1")),
-        ("arduino-cli", "1.0.0", "", ("a.yml:2",)),
-        ("o/r", "v1.3.0", "2" * 40, ("b.yml:2",)),
-        ("arduino:zephyr", "0.1.0", "", ("b.yml:5",)),
+    assert [(p.name, p.version, p.sha, p.where, p.unchecked) for p in pins] == [
+        ("o/r", "v1.2.3", sha, ("a.yml:1", "b.yml:1"), ""),
+        ("arduino-cli", "1.0.0", "", ("a.yml:2",), ""),
+        ("o/r", "v1.3.0", "2" * 40, ("b.yml:2",), ""),
+        ("arduino:zephyr", "0.1.0", "", ("b.yml:5",), ""),
     ]
+
+
+#: Lines that set a pin but not in a checkable shape -> (name, version, why).
+UNCHECKED = {
+    f"      uses: o/r@{'1' * 40}\n": ("o/r", "", "no `# vX.Y.Z` tag beside the SHA"),
+    f"      uses: o/r@{'1' * 40} # v2\n": ("o/r", "v2", "the comment '# v2' is not a vX.Y.Z tag"),
+    "      uses: o/r@v1  # v1.2.3\n": ("o/r", "v1", "pinned to 'v1', not a commit SHA"),
+    "      uses: o/r@main\n": ("o/r", "main", "pinned to 'main', not a commit SHA"),
+    "      uses: weird\n": ("weird", "", "not OWNER/REPO@SHA"),
+    "  ARDUINO_CLI_VERSION: 1.5.1\n": (
+        "arduino-cli",
+        "1.5.1",
+        'not written as ARDUINO_CLI_VERSION: "X.Y.Z"',
+    ),
+    "  ARDUINO_LINT_VERSION: '1.3.0'\n": (
+        "arduino-lint",
+        "'1.3.0'",
+        'not written as ARDUINO_LINT_VERSION: "X.Y.Z"',
+    ),
+    '  ARDUINO_CLI_VERSION: "latest"\n': (
+        "arduino-cli",
+        "latest",
+        'not written as ARDUINO_CLI_VERSION: "X.Y.Z"',
+    ),
+    "  ZEPHYR_CORE: arduino:zephyr@0.55.2\n": (
+        "arduino:zephyr",
+        "arduino:zephyr@0.55.2",
+        'not written as ZEPHYR_CORE: "arduino:zephyr@X.Y.Z"',
+    ),
+    '  ROUTER_BRIDGE: "Other@1.0.0"\n': (
+        "Arduino_RouterBridge",
+        "Other@1.0.0",
+        'not written as ROUTER_BRIDGE: "Arduino_RouterBridge@X.Y.Z"',
+    ),
+}
+
+
+def test_a_pin_not_in_a_checkable_shape_is_reported_unchecked_not_skipped() -> None:
+    found = read_pins({"x.yml": "".join(UNCHECKED)})
+    assert [(p.name, p.version, p.unchecked) for p in found] == list(UNCHECKED.values())
+    sources = Sources(fetch=lambda url, headers: pytest.fail(f"asked {url}"))
+    findings = check_pins(found, sources)
+    assert [f.problems for f in findings] == [
+        [f"not checked: {why}"] for _, _, why in UNCHECKED.values()
+    ]
+    table = pin_table(findings)
+    assert re.search(r"\no/r +v2 +unchecked +not checked\n", table), table
+    assert "o/r (x.yml:2): not checked: the comment '# v2' is not a vX.Y.Z tag" in table
+
+
+def test_an_unchecked_pin_in_the_templates_exits_1(
+    server: FakeSources, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "ci.yml").write_text(FIXED["ci.yml"].replace(" # v7.0.0", " # v7"))
+    assert main(_run(server)) == 1
+    out = capsys.readouterr().out
+    assert _rows(out)["actions/setup-python"] == ["v7", "unchecked", "not checked"]
+    assert (
+        "actions/setup-python (ci.yml:10): not checked: the comment '# v7' is not a vX.Y.Z tag"
+    ) in out
 
 
 # --- the command -----------------------------------------------------------------------------
@@ -431,7 +491,8 @@ def test_an_archive_without_the_index_or_not_an_archive_is_named() -> None:
     findings = check_pins([_pin("arduino:zephyr"), _pin("Arduino_RouterBridge")], sources)
     assert [f.error for f in findings] == [
         "http://h/package_index.tar.bz2 holds no file package_index.json",
-        "http://h/library_index.json.gz is not a readable archive (Not a gzipped file (b'no'))",
+        "http://h/library_index.json.gz is not a readable archive (Error -3 while "
+        "decompressing data: incorrect header check)",
     ]
 
 
@@ -466,3 +527,75 @@ def test_a_host_that_did_not_answer_is_not_asked_again() -> None:
         "cannot reach http://h/api/repos/actions/cache/releases/latest "
         "(not tried: a connection to h failed before)"
     )
+
+
+def _corrupt_gz() -> bytes:
+    good = gzip.compress(json.dumps(_package_index("0.55.2")).encode() * 50)
+    return good[:20] + bytes(b ^ 0xFF for b in good[20:40]) + good[40:]
+
+
+#: Answers of the package index that are not what they claim -> what the error says.
+BAD_INDEXES = {
+    "corrupt-gz": ("package_index.json.gz", _corrupt_gz(), "is not a readable archive (Error -3"),
+    "cut-gz": (
+        "package_index.json.gz",
+        gzip.compress(b'{"packages": []}')[:-12],
+        "is not a readable archive (it ends early)",
+    ),
+    "gz-bomb": (
+        "package_index.json.gz",
+        gzip.compress(b" " * 3000),
+        "unpacks to more than 0.00190735 MiB",
+    ),
+    "tar-bomb": (
+        "package_index.tar.bz2",
+        _tar_bz2("package_index.json", {"packages": [" " * 3000]}),
+        "unpacks to more than 0.00190735 MiB",
+    ),
+    "deep": ("package_index.json", b"[" * 100_000 + b"]" * 100_000, "(nested too deeply)"),
+    "nan": (
+        "package_index.json",
+        b'{"packages": [{"name": "arduino", "platforms": [{"version": NaN}]}]}',
+        "did not answer JSON (NaN is not JSON)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_INDEXES)
+def test_an_index_that_is_not_what_it_claims_is_exit_2_naming_it(
+    case: str,
+    server: FakeSources,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    name, body, said = BAD_INDEXES[case]
+    monkeypatch.setattr(pins, "MAX_UNPACKED", 2000)
+    server.routes[f"/{name}"] = (200, body, {})
+    argv = _run(server)
+    argv[argv.index("--package-index") + 1] = f"{server.url}/{name}"
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"could not read the package index ({server.url}/{name} " in err
+    assert said in err and "Traceback" not in err
+
+
+def test_an_answer_too_big_or_too_slow_is_exit_2_naming_it(
+    server: FakeSources, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(pins, "MAX_DOWNLOAD", 1000)
+    server.routes["/library_index.json"] = (200, b" " * 1001 + b"{}", {})
+    with pytest.raises(SystemExit) as exit_info:
+        main(_run(server))
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{server.url}/library_index.json answered more than 0.000953674 MiB" in err
+    monkeypatch.setattr(pins, "MAX_DOWNLOAD", 64 * 2**20)
+    ticks = iter(range(0, 100_000, 400))  # each look at the clock: 400 s later
+    monkeypatch.setattr(pins.time, "monotonic", lambda: float(next(ticks)))
+    with pytest.raises(SystemExit) as exit_info:
+        main(_run(server))
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "took more than 300 s to answer" in err and "Traceback" not in err

@@ -77,9 +77,9 @@ def add_workflows_parser(verbs: argparse._SubParsersAction[argparse.ArgumentPars
         "--outdated",
         action="store_true",
         help="list every pin of the templates (actions, arduino-cli, arduino-lint, the core, "
-        "the library) with its newest release; exit 1 when one is older or an action's SHA "
-        "is not its tag's commit, 2 when a source cannot be read (token from GITHUB_TOKEN, "
-        "optional)",
+        "the library) with its newest release; exit 1 when one is older, an action's SHA "
+        "is not its tag's commit or a pin is not in a shape it can check, 2 when a source "
+        "cannot be read (token from GITHUB_TOKEN, optional)",
     )
     outdated.add_argument(
         "--api-url",
@@ -255,7 +255,7 @@ def outdated(args: argparse.Namespace) -> int:
 
     Returns:
         0 when every pin is the newest release and every action's SHA is its tag's commit,
-        1 otherwise.
+        1 otherwise (a pin not in a checkable shape, `generator.pins.read_pins`, included).
     Raises:
         FatalError: a LIBRARY_REPO_DIR or --check with it, a bad URL, and (exit code 2,
             after the table) a source that could not be read, named.
