@@ -193,6 +193,17 @@ def test_body_for_the_same_pin_and_no_base_report() -> None:
     assert "has no `extras/check_report.json`, so there are no deltas" in body
 
 
+def test_a_previous_pin_that_is_not_a_sha_stays_in_its_cell_and_links_nowhere() -> None:
+    # the base branch's executorch_pin.txt is anyone's text
+    pin = "abc)](https://evil.example) @octocat\n\n# Heading | x`"
+    body = render_body(facts(base_pin=pin))
+    shown = "`` abc)](https://evil.example) @octocat\\n\\n# Heading \\| x` ``"
+    assert f"| Previous pin | {shown} |" in body
+    assert "| Upstream changes | n/a (the previous pin is not a commit SHA) |" in body
+    assert "\n# Heading" not in body and body.count("evil.example") == 1
+    assert facts(base_pin=pin).compare_url is None
+
+
 def test_askpass_answers_the_token_without_writing_it() -> None:
     token = "ghp_askpass_secret_123"
     with git_env(token) as genv:

@@ -19,7 +19,7 @@ from generator.compare import (
     size_table,
 )
 from generator.markdown import code_fence, signed
-from generator.sync.upstream import UpstreamChanges, upstream_markdown
+from generator.sync.upstream import UpstreamChanges, inline_code, is_sha, upstream_markdown
 
 #: The pull request body's template (in generator/templates/).
 PULL_REQUEST_TEMPLATE = "pr_body.md.jinja"
@@ -101,8 +101,9 @@ class PullRequestFacts:
 
     @property
     def compare_url(self) -> str | None:
-        """Upstream compare link old pin...new pin, or None (no previous pin, or same pin)."""
-        if not self.base_pin or self.base_pin == self.sha:
+        """Upstream compare link old pin...new pin, or None (no previous pin, the same pin,
+        or a previous pin that is not a full SHA: the base branch's file is any text)."""
+        if not self.base_pin or self.base_pin == self.sha or not is_sha(self.base_pin):
             return None
         return UPSTREAM_COMPARE.format(old=self.base_pin, new=self.sha)
 
@@ -158,6 +159,8 @@ def render_body(facts: PullRequestFacts) -> str:
     delta = len(facts.kernels) - len(facts.base_kernels)
     if facts.compare_url and facts.base_pin:
         compare = f"[`{facts.base_pin[:12]}...{facts.sha[:12]}`]({facts.compare_url})"
+    elif facts.base_pin and not is_sha(facts.base_pin):
+        compare = "n/a (the previous pin is not a commit SHA)"
     else:
         compare = "same pin" if facts.base_pin else "n/a (first sync)"
     return render(
@@ -166,6 +169,7 @@ def render_body(facts: PullRequestFacts) -> str:
         commit_url=UPSTREAM_COMMIT.format(sha=facts.sha),
         kernel_delta=signed(delta),
         compare=compare,
+        previous_pin=inline_code(facts.base_pin or ""),
         sizes="\n".join(size_table(facts.sizes, "This PR", f"`{facts.base}`")),
         fence=code_fence,
         upstream=upstream_markdown(facts.upstream) if facts.upstream is not None else "",

@@ -251,28 +251,29 @@ def classify(path: str) -> Role:
     """
     for source, dest, matcher in _copy_matchers():
         if path.startswith(source + "/") and matcher.match(path[len(source) + 1 :]):
-            return Role("used", f"shipped as {_code(f'{dest}/{path[len(source) + 1 :]}')}")
+            return Role("used", f"shipped as {inline_code(f'{dest}/{path[len(source) + 1 :]}')}")
     if path.startswith(REF_EXAMPLES + "/"):
         example, _, rel = path[len(REF_EXAMPLES) + 1 :].partition("/")
         if not rel:
             return Role("unused")
         if example not in EXAMPLES:
-            return Role("unused", f"the library has no example {_code(example)}")
+            return Role("unused", f"the library has no example {inline_code(example)}")
         if rel == REF_MODEL:
             return Role(
-                "used", f"the {_code(example)} example's model (its `model.h` is made from it)"
+                "used",
+                f"the {inline_code(example)} example's model (its `model.h` is made from it)",
             )
         if "/" not in rel and any(fnmatchcase(rel, p) for p in EXAMPLE_DATA.get(example, ())):
-            return Role("used", f"copied into {_code(f'examples/{example}/')}")
+            return Role("used", f"copied into {inline_code(f'examples/{example}/')}")
         ours = _template_example(example, rel)
-        return Role("superseded", _code(ours)) if ours else Role("unused")
+        return Role("superseded", inline_code(ours)) if ours else Role("unused")
     if path.startswith(ARDUINO + "/"):
         rel = path[len(ARDUINO) + 1 :]
         if rel in RENAMED:
             return Role("superseded", RENAMED[rel])
         ours = _by_name().get(rel.rsplit("/", 1)[-1])
         if ours:
-            return Role("superseded", _code(ours))
+            return Role("superseded", inline_code(ours))
     return Role("unused")
 
 
@@ -492,7 +493,7 @@ def _visible(text: str) -> str:
     return _INVISIBLE.sub(lambda m: _ESCAPES.get(m[0]) or repr(m[0])[1:-1], text)
 
 
-def _code(text: str) -> str:
+def inline_code(text: str) -> str:
     """`text` (a file or example name from ExecuTorch, or a pin from the base branch: any
     text) as inline code that survives a table cell, the one way every such name reaches
     the section: control characters and line breaks shown as escapes (`_visible`), a
@@ -520,7 +521,7 @@ _LINKABLE = re.compile(r"https://[^\s()<>\[\]`\x00-\x1f\x7f]+")
 
 def _range(changes: UpstreamChanges) -> str:
     """ "[`old12...new12`](link)", or without the link when there is none."""
-    shown = _code(f"{(changes.old or '')[:12]}...{changes.new[:12]}")
+    shown = inline_code(f"{(changes.old or '')[:12]}...{changes.new[:12]}")
     url = changes.compare_url
     return f"[{shown}]({url})" if url and _LINKABLE.fullmatch(url) else shown
 
@@ -538,8 +539,8 @@ def _rows(files: Iterable[FileChange]) -> list[list[str]]:
     for f in files:
         status = f.status
         if f.old_path is not None:
-            status = f"{f.status} from {_code(_short(f.old_path))}"
-        rows.append([_code(_short(f.path)), status, _lines(f), f.role.describe()])
+            status = f"{f.status} from {inline_code(_short(f.old_path))}"
+        rows.append([inline_code(_short(f.path)), status, _lines(f), f.role.describe()])
     return rows
 
 
@@ -549,11 +550,13 @@ def upstream_markdown(changes: UpstreamChanges) -> str:
     what the library does with each, and what to do about a superseded one."""
     folder = f"`{ARDUINO}/`"
     out = [HEADING, ""]
-    short_old, short_new = _code((changes.old or "")[:12]), _code(changes.new[:12])
+    short_old, short_new = inline_code((changes.old or "")[:12]), inline_code(changes.new[:12])
     if changes.outcome == "first-sync":
         out.append(f"First sync: there is no previous pin to compare {folder} with.")
     elif changes.outcome == "same-pin":
-        out.append(f"The previous pin is this commit ({changes.new[:12]}): nothing changed in {folder}.")
+        out.append(
+            f"The previous pin is this commit ({changes.new[:12]}): nothing changed in {folder}."
+        )
     elif changes.outcome == "not-compared":
         linkable = changes.compare_url and _LINKABLE.fullmatch(changes.compare_url)
         link = f" Compare by hand: {_range(changes)}." if linkable else ""
@@ -584,9 +587,9 @@ def _changed(changes: UpstreamChanges) -> list[str]:
     if changes.reason:
         out[-1] += f" Line counts are not known: {changes.reason}."
     if not changes.new_has:
-        out.append(f"{_code(changes.new[:12])} has no `{ARDUINO}/`: ExecuTorch removed it.")
+        out.append(f"{inline_code(changes.new[:12])} has no `{ARDUINO}/`: ExecuTorch removed it.")
     elif not changes.old_has:
-        out.append(f"The previous pin {_code((changes.old or '')[:12])} had no `{ARDUINO}/`.")
+        out.append(f"The previous pin {inline_code((changes.old or '')[:12])} had no `{ARDUINO}/`.")
     superseded = changes.count("superseded")
     if superseded:
         if superseded == 1:
