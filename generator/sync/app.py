@@ -20,8 +20,11 @@ request), and minting goes through `GitHubRepo`'s checked, retried connection, s
 are explained like any other call. Git commands ask the same object (`generator.git.
 TokenSource`), so API calls and git use one token at a time, valid when used.
 
-The private key comes only from the environment (`SYNC_APP_PRIVATE_KEY`), never from argv;
-every token minted and every JWT signed is kept in `secrets()` so that messages can be
+The private key comes only from the environment (`SYNC_APP_PRIVATE_KEY`), never from argv.
+`generator.commands.sync.sync` takes it out of `os.environ` before anything else, so no child
+process sync starts inherits it; sync's own process keeps it in memory, and the environment
+it was started with stays readable in `/proc/<pid>/environ` (to its user and root) while it
+runs. Every token minted and every JWT signed is kept in `secrets()` so that messages can be
 redacted.
 """
 
