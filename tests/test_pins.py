@@ -10,6 +10,7 @@ import io
 import json
 import re
 import tarfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -593,7 +594,7 @@ def test_an_answer_too_big_or_too_slow_is_exit_2_naming_it(
     assert f"{server.url}/library_index.json answered more than 0.000953674 MiB" in err
     monkeypatch.setattr(pins, "MAX_DOWNLOAD", 64 * 2**20)
     ticks = iter(range(0, 100_000, 400))  # each look at the clock: 400 s later
-    monkeypatch.setattr(pins.time, "monotonic", lambda: float(next(ticks)))
+    monkeypatch.setattr(time, "monotonic", lambda: float(next(ticks)))
     with pytest.raises(SystemExit) as exit_info:
         main(_run(server))
     assert exit_info.value.code == 2
