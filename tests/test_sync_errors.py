@@ -419,3 +419,4 @@ def test_an_interrupted_push_is_undone_with_a_lease_on_what_was_pushed(
     else:
         assert calls == [f"push {branch} to the library repo"]
         assert f"the interrupted push of {branch} did not land" in err
+        assert "was deleted again" not in err

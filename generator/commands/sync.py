@@ -863,7 +863,7 @@ def _after_failed_pull(
         said = _stands(result, branch)
     elif pushing:
         standing: PullRequestResult | bool | None = None
-        if opened and old_remote is None and not isinstance(error, FatalError):
+        if opened and not isinstance(error, FatalError):
             standing = _pull_opened_meanwhile(gh, run, branch)
         if standing is False:
             said = (
@@ -990,6 +990,10 @@ def _append_step_summary(
         say(f"warning: could not append to the step summary {path}: {e}")
 
 
+#: How undoing a push ended (`_undo_push`).
+_Undo = Literal["restored", "not-landed", "failed"]
+
+
 def _undo_push(
     lib: Repo,
     branch: str,
@@ -998,11 +1002,16 @@ def _undo_push(
     push_done: bool,
     genv: g.GitEnv,
     say: Callable[[str], None],
-) -> bool:
+) -> _Undo:
     """Put the remote sync branch back as it was (deleted, or at `old`) after a failed PR, with
-    a lease on `pushed`; returns whether the branch is as it was (a failure is said on `say`).
-    `push_done` False: the push was interrupted, its result unknown, so the remote is asked
-    first (git ls-remote) and left alone when the push did not land."""
+    a lease on `pushed` (a failure is said on `say`). `push_done` False: the push was
+    interrupted, its result unknown, so the remote is asked first (git ls-remote) and left
+    alone when the push did not land.
+
+    Returns:
+        "restored", "not-landed" (the interrupted push left the branch as it was), or
+        "failed" (the branch could not be put back, or moved meanwhile).
+    """
     if not push_done:
         try:
             out = genv.run(
@@ -1012,20 +1021,26 @@ def _undo_push(
             out = None
         now = out.split()[0] if out else ("" if out is not None else None)
         if now is not None and now != pushed:
-            say(f"the interrupted push of {branch} did not land")
-            return now == (old or "")
+            if now == (old or ""):
+                say(f"the interrupted push of {branch} did not land")
+                return "not-landed"
+            say(f"{branch} on the library repo moved meanwhile (to {now[:12]}); not touching it")
+            return "failed"
     try:
         g.push_with_lease(lib, old or "", branch, pushed, genv, f"restore {branch}")
         say(f"restored {branch} on the library repo")
-        return True
+        return "restored"
     except FatalError as e:
         say(f"could not restore {branch} on the library repo: {e}")
-        return False
+        return "failed"
 
 
-def _undone(branch: str, old: str | None, restored: bool) -> str:
-    """What a failed pull request's message says about the branch pushed for it."""
-    if not restored:
+def _undone(branch: str, old: str | None, restored: _Undo) -> str:
+    """What a failed pull request's message says about the branch pushed for it (`restored`:
+    what `_undo_push` returned)."""
+    if restored == "not-landed":
+        return f"the push of {branch} did not land; the library repo is as it was"
+    if restored == "failed":
         return (
             f"the branch {branch} pushed for it could not be put back (see above): delete it "
             "on the library repo, or run sync again"
