@@ -171,6 +171,10 @@ def upstream_version_of(provenance: str | None) -> str | None:
     return match.group(1) if match else None
 
 
+#: What a pin is: a full commit SHA, as the build writes it.
+_FULL_SHA = re.compile(r"[0-9a-f]{40}")
+
+
 def read_facts(
     read: Callable[[str], str | None], read_under: Callable[[str], Mapping[str, str]]
 ) -> LibraryFacts:
@@ -182,10 +186,13 @@ def read_facts(
     Returns:
         extras/library.json's facts; without a usable one (absent, unreadable, or naming
         another pin or version than executorch_pin.txt and library.properties), the fallback
-        reading (see the module docstring), `from_file` False.
+        reading (see the module docstring), `from_file` False. A pin file that does not hold
+        a full lower-case commit SHA (edited by hand, damaged) gives the pin None.
     """
     text = read(LIBRARY_FACTS_FILE)
     pin = (read(PIN_FILE) or "").strip()
+    if not _FULL_SHA.fullmatch(pin):
+        pin = ""  # not a commit: unknown, never passed on to git, a link or a message
     version = properties_version(read(PROPERTIES_FILE))
     if text is not None:
         facts = parse_facts(text)
