@@ -213,8 +213,8 @@ def add_sync_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) 
     sync.add_argument(
         "--api-url",
         metavar="URL",
-        help="GitHub REST API root (default: https://api.github.com; GitHub Enterprise: "
-        "https://HOST/api/v3)",
+        help="GitHub REST API root (default: $GITHUB_API_URL, which Actions runners set, else "
+        "https://api.github.com; GitHub Enterprise: https://HOST/api/v3)",
     )
     sync.add_argument(
         "--bot-name",

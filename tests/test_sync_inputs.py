@@ -105,3 +105,39 @@ def test_cli_rejects_a_repo_that_is_not_owner_name(
         main(["sync", "--repo", "just-a-name", "--dry-run"])
     assert exit_info.value.code == 1
     assert "is not OWNER/NAME" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("env", "flag", "expected"),
+    [
+        (None, None, "https://api.github.com"),
+        ("https://ghe.example/api/v3", None, "https://ghe.example/api/v3"),
+        ("", None, "https://api.github.com"),
+        (
+            "https://ghe.example/api/v3",
+            "https://other.example/api/v3",
+            "https://other.example/api/v3",
+        ),
+    ],
+    ids=["default", "runner", "empty", "flag-wins"],
+)
+def test_the_api_url_defaults_to_the_runners_github_api_url(
+    monkeypatch: pytest.MonkeyPatch, env: str | None, flag: str | None, expected: str
+) -> None:
+    """An Actions runner sets GITHUB_API_URL (GitHub Enterprise's own API on its hosts):
+    sync uses it unless --api-url is given."""
+    import generator.commands.sync as sync_command
+    from generator.main import main
+
+    seen: list[str] = []
+    monkeypatch.setattr(
+        sync_command, "run_sync", lambda options, *a, **k: seen.append(options.api_url)
+    )
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    if env is None:
+        monkeypatch.delenv("GITHUB_API_URL", raising=False)
+    else:
+        monkeypatch.setenv("GITHUB_API_URL", env)
+    argv = ["sync", "--repo", "acme/lib", "--executorch-ref", "main"]
+    assert main([*argv, *(["--api-url", flag] if flag else [])]) == 0
+    assert seen == [expected]

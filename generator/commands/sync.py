@@ -223,7 +223,8 @@ def sync(args: argparse.Namespace) -> int:
         remote=args.remote,
         base=args.base,
         dry_run=args.dry_run,
-        api_url=args.api_url or DEFAULT_API_URL,
+        # GITHUB_API_URL: what an Actions runner sets (GitHub Enterprise's API on its hosts).
+        api_url=args.api_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
         identity=g.Identity(args.bot_name or DEFAULT_BOT_NAME, args.bot_email or DEFAULT_BOT_EMAIL),
         compiler=args.compiler,
         run=not args.no_run,
