@@ -134,3 +134,9 @@ def machine_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Non
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     yield
+
+
+@pytest.fixture(autouse=True)
+def _no_runner_api_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CI runner's GITHUB_API_URL would become sync's default API: no test talks to it."""
+    monkeypatch.delenv("GITHUB_API_URL", raising=False)
