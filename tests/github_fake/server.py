@@ -4,10 +4,39 @@ published OpenAPI description (`spec.py`).
 
 - Endpoints: GET /repos/{o}/{r}; GET, POST /repos/{o}/{r}/pulls; GET, PATCH
   /repos/{o}/{r}/pulls/{n}; POST /repos/{o}/{r}/issues/{n}/labels; GET
-  /repos/{o}/{r}/issues/{n}; GET, POST /repos/{o}/{r}/issues/{n}/comments; and for a GitHub
-  App (`FakeApp`): GET /repos/{o}/{r}/installation and POST
-  /app/installations/{id}/access_tokens, with the App's JWT. Anything else is recorded as a
-  violation (the bot called something we did not expect) and answered 404.
+  /repos/{o}/{r}/issues/{n}; GET, POST /repos/{o}/{r}/issues/{n}/comments; PATCH
+  /repos/{o}/{r}/issues/comments/{id}; and for a GitHub App (`FakeApp`): GET
+  /repos/{o}/{r}/installation and POST /app/installations/{id}/access_tokens, with the App's
+  JWT. For the workflows' `gh` calls: GET /repos/{o}/{r}/releases/tags/{tag}, POST
+  /repos/{o}/{r}/releases, PATCH /repos/{o}/{r}/releases/{id}, GET
+  /repos/{o}/{r}/contents/{path}, GET /repos/{o}/{r}/git/matching-refs/{ref}, and POST
+  /graphql for the one query `gh release create --verify-tag` sends. Anything else is
+  recorded as a violation (the bot called something we did not expect) and answered 404.
+- Releases (`releases`), as GitHub's REST pages say
+  (https://docs.github.com/rest/releases/releases): "Get a release by tag name" finds a
+  *published* release (a draft is 404, as is no release); "Create a release" is 422
+  `already_exists` for a tag that has a release and, for a tag not on the git remote, creates
+  the tag from `target_commitish` (default: the default branch; "Unused if the Git tag
+  already exists"); "Update a release" changes the fields given, 404 for an unknown id.
+- `gh release create --verify-tag` does not ask REST: cli/cli's
+  pkg/cmd/release/create/create.go (`createRun`) calls `remoteTagExists` (http.go), the
+  GraphQL query `RepositoryFindRef`, `repository(owner: $owner, name: $name) { ref(
+  qualifiedName: "refs/tags/TAG") { id } }`, and aborts when the id is empty. GraphQL is
+  outside the OpenAPI description, so POST /graphql answers that query only (`ref` null when
+  the git remote has no such tag), and records any other query as a violation.
+- Contents (https://docs.github.com/rest/repos/contents#get-repository-content): a file of
+  the git remote at `ref` (default: the default branch, main), 404 when absent; with
+  `Accept: application/vnd.github.raw+json` ("Returns the raw file contents") the body is the
+  file's bytes: the JSON answer is built and validated all the same, then its content sent
+  raw (the Content-Type github.com sends with it was not read; the fake sends
+  text/plain). Directories are not emulated (a violation, 404).
+- Matching refs (https://docs.github.com/rest/git/refs#list-matching-references): the git
+  remote's refs whose name starts with `refs/{ref}` ("If the :ref doesn't exist ... but
+  existing refs start with :ref, they will be returned"), a plain prefix; `[]` when none.
+- Issue comments (https://docs.github.com/rest/issues/comments#update-an-issue-comment):
+  comment `id` is 100 * PR number + its index from 1 (so at most 99 a pull request); PATCH
+  replaces its body; the author (`user.login`) is who posted it: `logins[token]`, else
+  `login`.
 - A GitHub App: the JWT must be RS256, signed by the App's key (the test generates one with
   `cryptography`), `iss` its App ID or client ID, `exp` at most 10 minutes ahead and not past
   (GitHub docs, "Generating a JSON Web Token (JWT) for a GitHub App"; these times are checked
@@ -38,6 +67,7 @@ published OpenAPI description (`spec.py`).
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import secrets
@@ -52,7 +82,9 @@ from typing import Any
 
 import jwt
 from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest, WerkzeugOpenAPIResponse
+from openapi_core.datatypes import RequestParameters
 from openapi_schema_validator import OAS30Validator
+from werkzeug.datastructures import Headers, ImmutableMultiDict
 from werkzeug.wrappers import Request, Response
 
 from .local_server import LocalServer
@@ -103,6 +135,25 @@ class Pull:
     #: login of who closed it (GET .../issues/{n} reports it as `closed_by`)
     closed_by: str | None = None
     comments: list[str] = field(default_factory=list)
+    #: who posted each of `comments` (the login of the token it came with)
+    comment_authors: list[str] = field(default_factory=list)
+    #: how often each comment (by index) was edited through PATCH
+    comment_edits: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass
+class Release:
+    """A GitHub Release the fake holds (https://docs.github.com/rest/releases/releases)."""
+
+    id: int
+    tag_name: str
+    name: str
+    body: str
+    draft: bool = False
+    prerelease: bool = False
+    target_commitish: str = "main"
+    #: how often it was changed through PATCH
+    updates: int = 0
 
 
 @dataclass
@@ -187,6 +238,12 @@ class FakeGitHub(LocalServer):
         self.git_dir = git_dir
         self.can_push = can_push
         self.pulls: dict[int, Pull] = {}
+        self.releases: dict[int, Release] = {}
+        #: the login each token belongs to, where it is not `login` (e.g. the workflow
+        #: token's "github-actions[bot]"); comments record it as their author
+        self.logins: dict[str, str] = {}
+        #: every GraphQL query asked (POST /graphql), as (operation name, variables)
+        self.graphql: list[tuple[str, dict[str, Any]]] = []
         self.requests: list[tuple[str, str, int]] = []
         self.violations: list[str] = []
         self.failures: list[Failure] = []
@@ -252,13 +309,15 @@ class FakeGitHub(LocalServer):
         return response(environ, start_response)
 
     def _handle(self, request: Request) -> Response:
+        if request.path == "/graphql" and request.method == "POST":
+            return self._graphql(request)
         route = self._route(request.method, request.path)
         if route is None:
             self.violations.append(f"unexpected request {request.method} {request.path}")
             return self._error(None, 404)
         template, method, params = route
         try:
-            self.spec.api.validate_request(WerkzeugOpenAPIRequest(request))
+            self.spec.api.validate_request(self._openapi_request(request))
         except Exception as e:
             self.violations.append(f"request {request.method} {request.path}: {_why(e)}")
             return self._send(
@@ -299,11 +358,38 @@ class FakeGitHub(LocalServer):
         for template, op_method in self._operations():
             if op_method != method.lower():
                 continue
-            pattern = "^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(template)) + "$"
+            multi = self._multi_segment(template, op_method)
+
+            def group(m: re.Match[str], multi: frozenset[str] = multi) -> str:
+                name = m.group(1)
+                return f"(?P<{name}>{'.+' if name in multi else '[^/]+'})"
+
+            pattern = "^" + re.sub(r"\\\{(\w+)\\\}", group, re.escape(template)) + "$"
             m = re.match(pattern, path)
             if m:
                 return template, op_method, m.groupdict()
         return None
+
+    def _openapi_request(self, request: Request) -> WerkzeugOpenAPIRequest:
+        """`request` for openapi-core. Its path finder takes no slash in a parameter, so a
+        path with an `x-multi-segment` parameter (contents/src/a.h) is handed over already
+        matched: the template as `path_pattern`, the parameters from `_route`."""
+        wrapped = WerkzeugOpenAPIRequest(request)
+        route = self._route(request.method, request.path)
+        if route is not None and self._multi_segment(route[0], route[1]):
+            wrapped = _MatchedRequest(request, route[0], route[2])
+        return wrapped
+
+    def _multi_segment(self, template: str, method: str) -> frozenset[str]:
+        """The path parameters GitHub's description marks `x-multi-segment` (they may hold
+        slashes: a file's path, a ref such as heads/sync/x)."""
+        item = self.spec.data["paths"][template]
+        params = [*item.get("parameters", []), *item[method].get("parameters", [])]
+        return frozenset(
+            p["name"]
+            for p in map(self.spec.resolve, params)
+            if p.get("in") == "path" and p.get("x-multi-segment")
+        )
 
     def _operations(self) -> list[tuple[str, str]]:
         return [
@@ -391,6 +477,22 @@ class FakeGitHub(LocalServer):
             self._next_number += 1
             self.pulls[pull.number] = pull
             return 201, self._pull(pull)
+        credential = request.headers.get("Authorization", "").partition(" ")[2]
+        if template.startswith("/repos/{owner}/{repo}/releases"):
+            return self._release_operation(request, template, params)
+        if template == "/repos/{owner}/{repo}/contents/{path}":
+            return self._contents(request, params["path"])
+        if template == "/repos/{owner}/{repo}/git/matching-refs/{ref}":
+            return 200, [self._git_ref(*ref) for ref in self._refs(f"refs/{params['ref']}")]
+        if template == "/repos/{owner}/{repo}/issues/comments/{comment_id}":
+            comment_id = int(params["comment_id"])
+            found = self.pulls.get(comment_id // 100)
+            index = comment_id % 100
+            if found is None or not 1 <= index <= len(found.comments):
+                return 404, _DEFAULT_ERRORS[404]
+            found.comments[index - 1] = request.get_json()["body"]
+            found.comment_edits[index] = found.comment_edits.get(index, 0) + 1
+            return 200, self._comment(found, index)
         number = int(params.get("pull_number") or params.get("issue_number") or 0)
         pull_or_none = self.pulls.get(number)
         if pull_or_none is None:
@@ -399,6 +501,7 @@ class FakeGitHub(LocalServer):
         if template.endswith("/comments"):
             if method == "post":
                 pull.comments.append(request.get_json()["body"])
+                pull.comment_authors.append(self.logins.get(credential, self.login))
                 return 201, self._comment(pull, len(pull.comments))
             return 200, [self._comment(pull, i + 1) for i in range(len(pull.comments))]
         if template == "/repos/{owner}/{repo}/issues/{issue_number}":
@@ -420,6 +523,137 @@ class FakeGitHub(LocalServer):
                 pull.closed_by = self.login
             pull.updates += 1
         return 200, self._pull(pull)
+
+    def _release_operation(
+        self, request: Request, template: str, params: dict[str, str]
+    ) -> tuple[int, Any]:
+        """GET .../releases/tags/{tag}, POST .../releases, PATCH .../releases/{id}."""
+        if template == "/repos/{owner}/{repo}/releases/tags/{tag}":
+            for release in self.releases.values():
+                if release.tag_name == params["tag"] and not release.draft:
+                    return 200, self._release(release)
+            return 404, _DEFAULT_ERRORS[404]
+        data = request.get_json() or {}
+        if template == "/repos/{owner}/{repo}/releases":
+            tag = data["tag_name"]
+            if any(r.tag_name == tag for r in self.releases.values()):
+                return 422, _validation(
+                    "", resource="Release", code="already_exists", field_name="tag_name"
+                )
+            target = data.get("target_commitish") or "main"
+            if self.git_dir is not None and not self._refs(f"refs/tags/{tag}", exact=True):
+                made = _git(self.git_dir, "update-ref", f"refs/tags/{tag}", target)
+                if made.returncode != 0:
+                    return 422, _validation(
+                        "", resource="Release", code="invalid", field_name="target_commitish"
+                    )
+            release = Release(
+                id=len(self.releases) + 1,
+                tag_name=tag,
+                name=data.get("name") or tag,
+                body=data.get("body") or "",
+                draft=bool(data.get("draft", False)),
+                prerelease=bool(data.get("prerelease", False)),
+                target_commitish=target,
+            )
+            self.releases[release.id] = release
+            return 201, self._release(release)
+        found = self.releases.get(int(params["release_id"]))
+        if found is None:
+            return 404, _DEFAULT_ERRORS[404]
+        for key in ("tag_name", "name", "body", "draft", "prerelease", "target_commitish"):
+            if key in data:
+                setattr(found, key, data[key])
+        found.updates += 1
+        return 200, self._release(found)
+
+    def _contents(self, request: Request, path: str) -> tuple[int, Any]:
+        """GET .../contents/{path}: a file of the git remote at `ref` (or main)."""
+        ref = request.args.get("ref") or "main"
+        if self.git_dir is None:
+            return 404, _DEFAULT_ERRORS[404]
+        kind = _git(self.git_dir, "cat-file", "-t", f"{ref}:{path}")
+        if kind.returncode != 0:
+            return 404, _DEFAULT_ERRORS[404]
+        if kind.stdout.strip() != b"blob":
+            self.violations.append(f"fake GitHub: contents of a {kind.stdout!r} not emulated")
+            return 404, _DEFAULT_ERRORS[404]
+        blob = _git(self.git_dir, "rev-parse", f"{ref}:{path}").stdout.decode().strip()
+        content = _git(self.git_dir, "cat-file", "blob", blob).stdout
+        full = f"{self.owner}/{self.name}"
+        api = self._api(f"/repos/{full}")
+        html = f"https://github.example/{full}/blob/{ref}/{path}"
+        return 200, self._fill(
+            "content-file",
+            {
+                "type": "file",
+                "encoding": "base64",
+                "size": len(content),
+                "name": path.rsplit("/", 1)[-1],
+                "path": path,
+                "content": base64.b64encode(content).decode(),
+                "sha": blob,
+                "url": f"{api}/contents/{path}?ref={ref}",
+                "git_url": f"{api}/git/blobs/{blob}",
+                "html_url": html,
+                "download_url": f"https://raw.example/{full}/{ref}/{path}",
+                "_links": {"self": f"{api}/contents/{path}", "git": None, "html": html},
+            },
+        )
+
+    def _refs(self, prefix: str, *, exact: bool = False) -> list[tuple[str, str, str]]:
+        """(name, object SHA, object type) of the git remote's refs starting with `prefix`
+        (or named `prefix`, with `exact`)."""
+        if self.git_dir is None:
+            return []
+        listed = _git(
+            self.git_dir, "for-each-ref", "--format=%(refname) %(objectname) %(objecttype)"
+        )
+        refs = [tuple(line.split(" ")) for line in listed.stdout.decode().splitlines()]
+        return [
+            (name, sha, kind)
+            for name, sha, kind in refs
+            if (name == prefix if exact else name.startswith(prefix))
+        ]
+
+    def _graphql(self, request: Request) -> Response:
+        """POST /graphql: only gh's `RepositoryFindRef` (see the module docstring)."""
+        kind, _, credential = request.headers.get("Authorization", "").partition(" ")
+        if kind not in ("token", "Bearer") or not self.token_valid(credential):
+            return Response(
+                json.dumps(_DEFAULT_ERRORS[401]), status=401, mimetype="application/json"
+            )
+        data = request.get_json(silent=True) or {}
+        query = re.sub(r"\s+", "", str(data.get("query", "")))
+        variables = data.get("variables") or {}
+        find_ref = re.fullmatch(
+            r"queryRepositoryFindRef\(([^)]*)\)"
+            r"\{repository\(owner:\$owner,name:\$name\)\{ref\(qualifiedName:\$tagName\)\{id\}\}\}",
+            query,
+        )
+        if find_ref is None or set(variables) != {"owner", "name", "tagName"}:
+            self.violations.append(f"fake GitHub: GraphQL query not emulated: {query[:200]}")
+            body: dict[str, Any] = {"errors": [{"message": "fake GitHub: query not emulated"}]}
+            return Response(json.dumps(body), status=200, mimetype="application/json")
+        self.graphql.append(("RepositoryFindRef", dict(variables)))
+        self.used.append(("POST", "/graphql", credential))
+        if (variables["owner"], variables["name"]) != (self.owner, self.name):
+            body = {
+                "data": {"repository": None},
+                "errors": [
+                    {
+                        "type": "NOT_FOUND",
+                        "path": ["repository"],
+                        "message": "Could not resolve to a Repository with the name "
+                        f"'{variables['owner']}/{variables['name']}'.",
+                    }
+                ],
+            }
+            return Response(json.dumps(body), status=200, mimetype="application/json")
+        found = self._refs(str(variables["tagName"]), exact=True)
+        ref = {"id": f"REF_{found[0][1][:12]}"} if found else None
+        body = {"data": {"repository": {"ref": ref}}}
+        return Response(json.dumps(body), status=200, mimetype="application/json")
 
     def _jwt_issuer(self, token: str) -> str | None:
         """The `iss` of a JWT the App signed and GitHub would take now (None: refused)."""
@@ -605,6 +839,49 @@ class FakeGitHub(LocalServer):
             },
         )
 
+    def _release(self, release: Release) -> dict[str, Any]:
+        """A GitHub Release as the releases endpoints answer it."""
+        full = f"{self.owner}/{self.name}"
+        api = self._api(f"/repos/{full}/releases/{release.id}")
+        return self._fill(
+            "release",
+            {
+                "id": release.id,
+                "node_id": f"RE_{release.id}",
+                "tag_name": release.tag_name,
+                "name": release.name,
+                "body": release.body,
+                "draft": release.draft,
+                "prerelease": release.prerelease,
+                "target_commitish": release.target_commitish,
+                "url": api,
+                "html_url": f"https://github.example/{full}/releases/tag/{release.tag_name}",
+                "assets_url": f"{api}/assets",
+                "upload_url": f"https://uploads.github.example/repos/{full}/releases/"
+                f"{release.id}/assets{{?name,label}}",
+                "tarball_url": self._api(f"/repos/{full}/tarball/{release.tag_name}"),
+                "zipball_url": self._api(f"/repos/{full}/zipball/{release.tag_name}"),
+                "created_at": _NOW,
+                "published_at": None if release.draft else _NOW,
+                "author": self._user(self.login),
+                "assets": [],
+            },
+        )
+
+    def _git_ref(self, name: str, sha: str, kind: str) -> dict[str, Any]:
+        """A ref as the git refs endpoints answer it."""
+        api = self._api(f"/repos/{self.owner}/{self.name}/git")
+        plural = {"commit": "commits", "tag": "tags"}.get(kind, f"{kind}s")
+        return self._fill(
+            "git-ref",
+            {
+                "ref": name,
+                "node_id": f"REF_{sha[:12]}",
+                "url": f"{api}/{name}",
+                "object": {"type": kind, "sha": sha, "url": f"{api}/{plural}/{sha}"},
+            },
+        )
+
     def _comment(self, pull: Pull, index: int) -> dict[str, Any]:
         """Comment number `index` (from 1) of a pull request."""
         full = f"{self.owner}/{self.name}"
@@ -619,7 +896,11 @@ class FakeGitHub(LocalServer):
                 "html_url": f"https://github.example/{full}/pull/{pull.number}"
                 f"#issuecomment-{comment_id}",
                 "issue_url": f"{api}/issues/{pull.number}",
-                "user": self._user(self.login),
+                "user": self._user(
+                    pull.comment_authors[index - 1]
+                    if index <= len(pull.comment_authors)
+                    else self.login
+                ),
                 "created_at": _NOW,
                 "updated_at": _NOW,
                 "author_association": "CONTRIBUTOR",
@@ -658,7 +939,7 @@ class FakeGitHub(LocalServer):
         if str(status) in documented or "default" in documented:
             try:
                 self.spec.api.validate_response(
-                    WerkzeugOpenAPIRequest(request), WerkzeugOpenAPIResponse(response)
+                    self._openapi_request(request), WerkzeugOpenAPIResponse(response)
                 )
             except Exception as e:
                 self.violations.append(f"{where}: {_why(e)}")
@@ -669,19 +950,62 @@ class FakeGitHub(LocalServer):
             errors = list(OAS30Validator(self.spec.schema(name)).iter_errors(payload))
             if errors:
                 self.violations.append(f"{where}: {name}: {errors[0].message}")
+        raw = "raw" in request.headers.get("Accept", "")
+        if raw and status == 200 and template == "/repos/{owner}/{repo}/contents/{path}":
+            # validated as JSON above; sent as the file's bytes (the raw media type)
+            response = Response(
+                base64.b64decode(payload["content"]), status=200, mimetype="text/plain"
+            )
+            response.headers["X-GitHub-Media-Type"] = "github.v3; param=raw"
         return response
 
 
-def _validation(message: str, field_name: str | None = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"resource": "PullRequest", "code": "custom", "message": message}
+class _MatchedRequest(WerkzeugOpenAPIRequest):
+    """A request whose path template and parameters are known (openapi-core's protocol
+    `SupportsPathPattern`, as its Flask and Django adapters use)."""
+
+    def __init__(self, request: Request, template: str, params: dict[str, str]) -> None:
+        super().__init__(request)
+        self._template = template
+        self.parameters = RequestParameters(
+            path=params,
+            query=ImmutableMultiDict(request.args),
+            header=Headers(request.headers),
+            cookie=request.cookies,
+        )
+
+    @property
+    def path_pattern(self) -> str:
+        return self._template
+
+
+def _validation(
+    message: str,
+    field_name: str | None = None,
+    *,
+    resource: str = "PullRequest",
+    code: str = "invalid",
+) -> dict[str, Any]:
+    error: dict[str, Any] = {"resource": resource, "code": "custom", "message": message}
     if field_name:
-        error = {"resource": "PullRequest", "code": "invalid", "field": field_name}
+        error = {"resource": resource, "code": code, "field": field_name}
+    page = {
+        "PullRequest": "pulls/pulls#create-a-pull-request",
+        "Release": "releases/releases#create-a-release",
+    }[resource]
     return {
         "message": "Validation Failed",
         "errors": [error],
-        "documentation_url": f"{DOCS}/pulls/pulls#create-a-pull-request",
+        "documentation_url": f"{DOCS}/{page}",
         "status": "422",
     }
+
+
+def _git(git_dir: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """`git --git-dir GIT_DIR ARGS` (output captured, not checked)."""
+    return subprocess.run(
+        ["git", "--git-dir", str(git_dir), *args], capture_output=True, check=False
+    )
 
 
 def _branch_exists(git_dir: Path, branch: str) -> bool:

@@ -1,4 +1,5 @@
-"""GitHub's published OpenAPI description, pruned to the operations the sync bot uses.
+"""GitHub's published OpenAPI description, pruned to the operations the sync bot and the
+library repo's workflows use.
 
 Source: the npm package `@octokit/openapi` (pinned in package.json; install with
 `npm ci --ignore-scripts --no-audit --no-fund` at the repo root), file
@@ -23,7 +24,8 @@ PACKAGE_DIR = REPO_ROOT / "node_modules" / "@octokit" / "openapi"
 SPEC_FILE = PACKAGE_DIR / "generated" / "api.github.com.json"
 INSTALL_HINT = "npm ci --ignore-scripts --no-audit --no-fund (at the repo root)"
 
-#: (path template, method) of every REST operation the sync bot calls through PyGithub.
+#: (path template, method) of every REST operation the fake serves: the sync bot's (through
+#: PyGithub) and the workflows' (through `gh`).
 OPERATIONS: tuple[tuple[str, str], ...] = (
     ("/repos/{owner}/{repo}", "get"),
     ("/repos/{owner}/{repo}/pulls", "get"),
@@ -37,6 +39,15 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     # a GitHub App's (`--app-id`): find its installation on the repo, mint a token (with a JWT)
     ("/repos/{owner}/{repo}/installation", "get"),
     ("/app/installations/{installation_id}/access_tokens", "post"),
+    # the library repo's workflows, through `gh` (tests/workflow_rehearsal.py): ci.yml edits
+    # its size comment; release.yml views, creates or edits the GitHub Release; sync.yml's
+    # schedule reads main's files and lists the sync branches of a release
+    ("/repos/{owner}/{repo}/issues/comments/{comment_id}", "patch"),
+    ("/repos/{owner}/{repo}/releases/tags/{tag}", "get"),
+    ("/repos/{owner}/{repo}/releases", "post"),
+    ("/repos/{owner}/{repo}/releases/{release_id}", "patch"),
+    ("/repos/{owner}/{repo}/contents/{path}", "get"),
+    ("/repos/{owner}/{repo}/git/matching-refs/{ref}", "get"),
 )
 #: Error shapes GitHub sends for statuses an operation does not document (401, 429, 5xx ...).
 GENERIC_ERROR_SCHEMAS = ("basic-error", "validation-error")
