@@ -8,10 +8,6 @@ fake library repo's main, and rehearses them step by step. The generator they fe
 work tree too: a commit of its files (tracked and untracked, not ignored) in a scratch
 repository, made once a session, so a change counts before it is committed.
 
-Expected failures (strict): the GitHub Release and the opted-in schedule need endpoints
-tests/github_fake does not serve yet (releases; contents and matching-refs); each marker
-goes when `github_fake.spec.OPERATIONS` lists them.
-
 Set REHEARSAL_TRANSCRIPTS=DIR to keep each test's transcripts in DIR/<test>.txt.
 """
 
@@ -72,11 +68,6 @@ NOT_PERMITTED = {
     "status": "403",
 }
 SETTING = "Allow GitHub Actions to create and approve pull requests"
-#: Endpoints the workflows' `gh` calls need that tests/github_fake does not serve yet.
-MISSING_RELEASES = (
-    "unexpected request GET /repos/acme/ExecuTorch/releases/tags/",
-    "unexpected request POST /repos/acme/ExecuTorch/releases",
-)
 
 
 # --- fixtures: the generator as this work tree, the fake library repo, the rehearsal --------------
@@ -281,6 +272,9 @@ def make_world(
             ) as fake,
             GitHttpRemote(remote.parent, WORKFLOW_TOKEN, accept=fake.token_valid) as git_remote,
         ):
+            # what the workflow token writes is by github-actions[bot] (ci.yml finds its size
+            # comment by that login)
+            fake.logins[WORKFLOW_TOKEN] = "github-actions[bot]"
             rehearsal = Rehearsal(
                 runs,
                 repo=REPO,
@@ -699,20 +693,8 @@ SCHEDULE_OPERATIONS = (
 )
 
 
-def test_the_schedule_opted_in_syncs_the_newest_release_tag(
-    world: World, request: pytest.FixtureRequest
-) -> None:
-    missing = [
-        f"{m.upper()} {path}" for path, m in SCHEDULE_OPERATIONS if (path, m) not in OPERATIONS
-    ]
-    if missing:
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason=f"tests/github_fake does not serve {', '.join(missing)}, which the "
-                "schedule's ref job asks",
-            )
-        )
+def test_the_schedule_opted_in_syncs_the_newest_release_tag(world: World) -> None:
+    assert set(SCHEDULE_OPERATIONS) <= set(OPERATIONS)
     upstream = _upstream_with_tags(world.tmp, ["v1.4.0", "v1.5.1", "v1.6.0-rc1"])
     world.rehearsal.mirrors["https://github.com/pytorch/executorch"] = upstream
     settings = with_vars(world.app, SYNC_SCHEDULE="true")
@@ -841,30 +823,39 @@ def test_dispatch_through_release(released: tuple[World, list[Run]]) -> None:
     assert WORKFLOW_TOKEN in offered(world)  # the tag went with the run's contents: write token
     gh = [c.args[:2] for c in release.commands("gh", nested=False)]
     assert gh[:1] == [["release", "view"]] and ["release", "create"] in gh
-    world.finish(allowed=() if _fake_serves_releases() else MISSING_RELEASES)
-
-
-def _fake_serves_releases() -> bool:
-    return ("/repos/{owner}/{repo}/releases", "post") in OPERATIONS
+    world.finish()
 
 
 def test_a_merged_sync_pull_request_creates_the_github_release(
-    released: tuple[World, list[Run]], request: pytest.FixtureRequest
+    released: tuple[World, list[Run]],
 ) -> None:
-    if not _fake_serves_releases():
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="tests/github_fake serves no releases endpoints (GET /releases/tags/{tag}, "
-                "POST /releases, PATCH /releases/{id}): the step creating the GitHub Release fails",
-            )
-        )
     world, (_, _, release) = released
     assert release.conclusion == "success", release.transcript()
     step = release.job("release").step("Create or update the GitHub Release")
     assert "Created the GitHub Release v1.5.1." in step.summary
     created = [c.args for c in release.commands("gh") if c.args[:2] == ["release", "create"]]
     assert created and created[0][2] == "v1.5.1" and "--verify-tag" in created[0]
+    world.finish()
+
+
+def test_a_rerun_of_the_release_edits_the_github_release_instead_of_creating_another(
+    released: tuple[World, list[Run]],
+) -> None:
+    world, _ = released
+    (made,) = world.fake.releases.values()
+    (merged,) = [p for p in world.fake.pulls.values() if p.merged]
+    assert (made.tag_name, made.name, made.updates) == ("v1.5.1", "v1.5.1", 0)
+    assert made.body and "1.5.1" in made.body  # the release notes, from --notes-file
+    settings = with_vars(WORKFLOW_ONLY, RELEASE_ON_SYNC_MERGE="true")
+    # "Re-run all jobs": the same event, main as it was
+    again = world.run("release.yml", world.pull_event(merged.number, "closed"), settings)
+    assert again.conclusion == "success", again.transcript()
+    step = again.job("release").step("Create or update the GitHub Release")
+    assert "Updated the GitHub Release v1.5.1." in step.summary
+    gh = [c.args[:2] for c in again.commands("gh", nested=False)]
+    assert ["release", "edit"] in gh and ["release", "create"] not in gh
+    assert list(world.fake.releases.values()) == [made] and made.updates == 1
+    assert _tags(world.remote) == ["v1.5.1"]
     world.finish()
 
 
@@ -917,6 +908,30 @@ def test_a_merged_pull_request_that_is_not_a_sync_does_not_release(world: World)
 
 
 # --- CI beyond the sync pull request ---------------------------------------------------------
+
+
+def test_ci_run_again_on_a_sync_pull_request_edits_its_one_size_comment(world: World) -> None:
+    sync = world.sync(WORKFLOW_ONLY, executorch_ref="v1.5.1")
+    assert sync.conclusion == "success", sync.transcript()
+    (pull,) = world.fake.open_pulls()
+    first = world.run("ci.yml", world.pull_event(pull.number, "reopened"), WORKFLOW_ONLY)
+    assert first.conclusion == "success", first.transcript()
+    assert len(world.fake.pulls[pull.number].comments) == 1  # posted
+    assert world.fake.pulls[pull.number].comment_edits == {}
+    again = world.run("ci.yml", world.pull_event(pull.number, "synchronize"), WORKFLOW_ONLY)
+    assert again.conclusion == "success", again.transcript()
+    # one comment, by the workflow token's github-actions[bot], PATCHed in place
+    (comment,) = world.fake.pulls[pull.number].comments
+    assert comment.startswith("<!-- executorch-arduino: size changes -->\n## Size changes")
+    assert world.fake.pulls[pull.number].comment_authors == ["github-actions[bot]"]
+    assert world.fake.pulls[pull.number].comment_edits == {1: 1}
+    edits = [
+        (method, path)
+        for method, path, status in world.fake.requests
+        if "/issues/comments/" in path and status == 200
+    ]
+    assert edits == [("PATCH", f"/repos/{REPO}/issues/comments/{100 * pull.number + 1}")]
+    world.finish()
 
 
 def test_ci_on_a_push_to_main_without_examples_fails_and_says_why(world: World) -> None:

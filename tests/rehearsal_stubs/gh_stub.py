@@ -12,8 +12,10 @@ auth). The `gh` stub in bin/ records the call and runs this file with the real i
 - `gh release view TAG`, `gh release create TAG [--verify-tag] [--title T] [--notes-file F]
   [--notes N] [--prerelease] [--draft]`, `gh release edit TAG [same flags]`: the REST calls
   GET /repos/{r}/releases/tags/{tag}, POST /repos/{r}/releases, PATCH
-  /repos/{r}/releases/{id}. gh's own `--verify-tag` check is not emulated (how it asks is
-  not read here); the stub looks for the tag in the fake's repository ($REHEARSAL_REMOTE).
+  /repos/{r}/releases/{id}. `--verify-tag` asks as gh does (cli/cli
+  pkg/cmd/release/create/create.go `createRun` -> http.go `remoteTagExists`): the GraphQL
+  query `RepositoryFindRef` at $GITHUB_API_URL/graphql, and aborts with gh's message when the
+  ref's id is empty.
 - the repository: `-R/--repo`, else $GH_REPO, else $GITHUB_REPOSITORY.
 
 Anything else exits 2 with "gh stub: ... is not emulated", so a workflow that starts using
@@ -30,6 +32,14 @@ from pathlib import Path
 from typing import Any
 
 import requests
+
+#: gh's `remoteTagExists` query as shurcooL/graphql writes it from the Go struct (its
+#: variables sorted, no separators: recalled from that library, not re-read here)
+#: (cli/cli pkg/cmd/release/create/http.go)
+FIND_REF = (
+    "query RepositoryFindRef($name:String!$owner:String!$tagName:String!)"
+    "{repository(owner: $owner, name: $name){ref(qualifiedName: $tagName){id}}}"
+)
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -166,21 +176,22 @@ def _release(args: list[str]) -> int:
     body |= {"prerelease": flags["prerelease"], "draft": flags["draft"]}
     if command == "create":
         if flags["verify"]:
-            remote = os.environ["REHEARSAL_REMOTE"]
-            seen = subprocess.run(
-                [
-                    "git",
-                    "--git-dir",
-                    remote,
-                    "rev-parse",
-                    "--verify",
-                    "--quiet",
-                    f"refs/tags/{tag}",
-                ],
-                capture_output=True,
-                check=False,
+            owner, _, name = repo.partition("/")
+            asked = _request(
+                "POST",
+                "graphql",
+                {
+                    "query": FIND_REF,
+                    "variables": {"owner": owner, "name": name, "tagName": f"refs/tags/{tag}"},
+                },
             )
-            if seen.returncode != 0:
+            if asked.status_code >= 400:
+                return _error(asked)
+            answer = asked.json()
+            if answer.get("errors"):
+                return _fail(f"gh: {answer['errors'][0].get('message', 'GraphQL error')}")
+            ref = (answer.get("data") or {}).get("repository", {}).get("ref") or {}
+            if not ref.get("id"):
                 return _fail(
                     f"tag {tag} doesn't exist in the repo {repo}, aborting due to --verify-tag flag"
                 )
