@@ -12,7 +12,9 @@ auth). The `gh` stub in bin/ records the call and runs this file with the real i
 - `gh release view TAG`, `gh release create TAG [--verify-tag] [--title T] [--notes-file F]
   [--notes N] [--prerelease] [--draft]`, `gh release edit TAG [same flags]`: the REST calls
   GET /repos/{r}/releases/tags/{tag}, POST /repos/{r}/releases, PATCH
-  /repos/{r}/releases/{id}. `--verify-tag` asks as gh does (cli/cli
+  /repos/{r}/releases/{id} (that view and edit find the release by GET .../releases/tags/{tag}
+  is how cli/cli's test stubs `shared.StubFetchRelease` have it; its `FetchRelease` itself
+  was not read here). `--verify-tag` asks as gh does (cli/cli
   pkg/cmd/release/create/create.go `createRun` -> http.go `remoteTagExists`): the GraphQL
   query `RepositoryFindRef` at $GITHUB_API_URL/graphql, and aborts with gh's message when the
   ref's id is empty.
@@ -173,8 +175,8 @@ def _release(args: list[str]) -> int:
             return _error(found)
         print(json.dumps(found.json()))
         return 0
-    body |= {"prerelease": flags["prerelease"], "draft": flags["draft"]}
     if command == "create":
+        body |= {"prerelease": flags["prerelease"], "draft": flags["draft"]}
         if flags["verify"]:
             owner, _, name = repo.partition("/")
             asked = _request(
@@ -203,6 +205,11 @@ def _release(args: list[str]) -> int:
     if command == "edit":
         if found.status_code >= 400:
             return _error(found)
+        # as gh's editRun (pkg/cmd/release/edit/edit.go): only the flags given, and the
+        # release's tag_name ("If we don't provide any tag name, the API will remove the
+        # current tag from the release")
+        body |= {key: True for key in ("prerelease", "draft") if flags[key]}
+        body.setdefault("tag_name", found.json()["tag_name"])
         edited = _request("PATCH", f"repos/{repo}/releases/{found.json()['id']}", body)
         if edited.status_code >= 400:
             return _error(edited)
