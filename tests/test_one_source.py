@@ -157,9 +157,18 @@ def test_the_emulated_boards_memory_is_the_board_budget() -> None:
     assert int(lengths["RAM"]) == boards.UNO_Q.ram_bytes
 
 
-def test_the_library_ci_compiles_for_the_boards_fqbn() -> None:
-    ci = yaml.safe_load((ROOT / "workflows" / "ci.yml").read_text(encoding="utf-8"))
-    assert ci["env"]["FQBN"] == boards.UNO_Q.fqbn
+def test_the_library_ci_compiles_every_board_of_the_table_by_its_key() -> None:
+    """CI's matrix is the board table's keys and each job's check gets its board by key, so
+    the FQBN arduino-cli compiles for is the table's (`check --board`), written nowhere else."""
+    from generator.workflows import render_workflows
+
+    text = render_workflows("https://example.com/gen.git", "1" * 40)["ci.yml"]
+    example = yaml.safe_load(text)["jobs"]["example"]
+    assert example["strategy"]["matrix"]["board"] == list(boards.BOARDS)
+    checks = [s for s in example["steps"] if "generator check" in s.get("run", "")]
+    assert checks and all('--board "$BOARD"' in s["run"] for s in checks)
+    assert all(s["env"]["BOARD"] == "${{ matrix.board }}" for s in checks)
+    assert boards.UNO_Q.fqbn not in text
 
 
 def test_the_library_readme_names_the_boards_fqbn() -> None:
