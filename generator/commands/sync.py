@@ -814,7 +814,10 @@ def _push_and_open(
                     f"push {branch} to the library repo",
                 )
             except FatalError:
-                pushing = False  # refused: nothing was pushed, nothing to undo
+                # Refused, or the answer was lost after the remote took the push (a dropped
+                # connection): only the remote knows. Ours there is undone like any push.
+                push_done = _landed(lib, branch, new_commit, run.genv)
+                pushing = push_done
                 raise
             push_done = True
         pull = gh.open_or_update(
@@ -864,7 +867,10 @@ def _after_failed_pull(
         said = _stands(result, branch)
     elif pushing:
         standing: PullRequestResult | bool | None = None
-        if opened and not isinstance(error, FatalError):
+        if opened:
+            # Being created when it failed: GitHub may have opened it and lost the answer (a
+            # 5xx, a dropped connection, a 422 "already exists" on the retry); deleting its
+            # branch would close it. Ask, whatever the error.
             standing = _pull_opened_meanwhile(gh, run, branch)
         if standing is False:
             said = (
@@ -881,6 +887,16 @@ def _after_failed_pull(
     if said and not isinstance(error, Exception):
         run.say(said)
     return said
+
+
+def _landed(lib: Repo, branch: str, pushed: str, genv: g.GitEnv) -> bool:
+    """Whether the remote's `branch` is at `pushed` after a push git reported as failed (False
+    when the remote cannot be asked either: a refused push is the common case)."""
+    try:
+        out = genv.run(["ls-remote", "origin", f"refs/heads/{branch}"], cwd=Path(lib.working_dir))
+    except (FatalError, g.GitFailure):
+        return False
+    return bool(out) and out.split()[0] == pushed
 
 
 def _stands(pull: PullRequestResult, branch: str) -> str:
