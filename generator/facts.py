@@ -187,10 +187,11 @@ def read_facts(
         extras/library.json's facts; without a usable one (absent, unreadable, or naming
         another pin or version than executorch_pin.txt and library.properties), the fallback
         reading (see the module docstring), `from_file` False. A pin file that does not hold
-        a full lower-case commit SHA (edited by hand, damaged) gives the pin None.
+        a full commit SHA (edited by hand, damaged) gives the pin None; one in upper case is
+        read lower-cased, as git spells it.
     """
     text = read(LIBRARY_FACTS_FILE)
-    pin = (read(PIN_FILE) or "").strip()
+    pin = (read(PIN_FILE) or "").strip().lower()  # git's own spelling of a SHA
     if not _FULL_SHA.fullmatch(pin):
         pin = ""  # not a commit: unknown, never passed on to git, a link or a message
     version = properties_version(read(PROPERTIES_FILE))

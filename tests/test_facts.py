@@ -128,17 +128,19 @@ def test_a_library_without_the_file_is_read_as_before() -> None:
     [
         "--upload-pack=touch pwned",
         f"{'a' * 39}",
-        f"{'A' * 40}",
+        f"{'g' * 40}",
         f"{'a' * 40})](javascript:x)",
         "main",
     ],
 )
 def test_a_pin_file_that_is_not_a_full_sha_gives_no_pin(pin: str) -> None:
     """Release, sync and the upstream section pass the pin to git and into links: anything
-    but 40 lower-case hex digits is unknown, with or without a facts file naming it."""
+    but 40 hex digits is unknown, with or without a facts file naming it; upper case is read
+    lower-cased, as git spells a SHA."""
     facts = _reader({**OLD_FILES, PIN_FILE: f"{pin}\n"})
     assert facts.pin is None and not facts.from_file
     assert _reader({**OLD_FILES, PIN_FILE: f"{'a' * 40}\n"}).pin == "a" * 40
+    assert _reader({**OLD_FILES, PIN_FILE: f" {'A' * 40}\r\n"}).pin == "a" * 40
 
 
 def test_an_empty_library_has_no_facts() -> None:

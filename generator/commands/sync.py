@@ -223,8 +223,7 @@ def sync(args: argparse.Namespace) -> int:
         remote=args.remote,
         base=args.base,
         dry_run=args.dry_run,
-        # GITHUB_API_URL: what an Actions runner sets (GitHub Enterprise's API on its hosts).
-        api_url=args.api_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
+        api_url=_api_url(args.api_url),
         identity=g.Identity(args.bot_name or DEFAULT_BOT_NAME, args.bot_email or DEFAULT_BOT_EMAIL),
         compiler=args.compiler,
         run=not args.no_run,
@@ -241,6 +240,18 @@ def sync(args: argparse.Namespace) -> int:
     else:
         run_sync(options, token, app_key=app_key)
     return 0
+
+
+def _api_url(given: str | None) -> str:
+    """`--api-url`, else `$GITHUB_API_URL` (what an Actions runner sets: GitHub Enterprise's
+    API on its hosts; checked here so a refusal names the variable), else api.github.com."""
+    if given:
+        return given
+    runner = os.environ.get("GITHUB_API_URL")
+    if runner:
+        check_api_url(runner, "$GITHUB_API_URL (pass --api-url to override it)")
+        return runner
+    return DEFAULT_API_URL
 
 
 def _default_build(options: BuildOptions, out: Path) -> BuildResult:

@@ -14,8 +14,12 @@ from generator.git import SYNC_PREFIX
 from generator.urls import display_url, token_url_problem
 
 
-def check_api_url(url: str) -> None:
+def check_api_url(url: str, source: str = "--api-url") -> None:
     """Refuse an `--api-url` that is not an http(s) URL with a host.
+
+    Args:
+        source: where the URL came from, as the message names it (`$GITHUB_API_URL` when sync
+            took the runner's).
 
     Raises:
         FatalError: another scheme, no host, a bad port, credentials, a query or fragment,
@@ -24,26 +28,24 @@ def check_api_url(url: str) -> None:
     hint = "give the REST API root, e.g. https://api.github.com or https://HOST/api/v3"
     if any(c.isspace() or not c.isprintable() for c in url):
         raise FatalError(
-            f"--api-url {display_url(url)!r} contains whitespace or control characters: {hint}"
+            f"{source} {display_url(url)!r} contains whitespace or control characters: {hint}"
         )
     parts = urlsplit(url)
     try:
         parts.port  # noqa: B018 - parsing the port validates it
     except ValueError:
-        raise FatalError(f"--api-url {display_url(url)!r} has an invalid port: {hint}") from None
+        raise FatalError(f"{source} {display_url(url)!r} has an invalid port: {hint}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise FatalError(
-            f"--api-url {display_url(url)!r} is not an http(s) URL with a host: {hint}"
-        )
+        raise FatalError(f"{source} {display_url(url)!r} is not an http(s) URL with a host: {hint}")
     if parts.username is not None or parts.password is not None:
         raise FatalError(
-            f"--api-url must not carry credentials: {hint}; the token goes in GITHUB_TOKEN"
+            f"{source} must not carry credentials: {hint}; the token goes in GITHUB_TOKEN"
         )
     if parts.query or parts.fragment:
-        raise FatalError(f"--api-url {display_url(url)!r} has a query or fragment: {hint}")
+        raise FatalError(f"{source} {display_url(url)!r} has a query or fragment: {hint}")
     if token_url_problem(url) is not None:
         raise FatalError(
-            f"--api-url {display_url(url)!r} is plain http to another machine: the token would "
+            f"{source} {display_url(url)!r} is plain http to another machine: the token would "
             "cross the network in clear text. Use https (plain http is accepted only for "
             "loopback addresses: 127.0.0.0/8, localhost)"
         )
