@@ -1348,6 +1348,8 @@ def test_the_schedule_fails_without_a_release_tag(tmp_path: Path, rendered: dict
         ("version=1.5.1\n", True, ["edit", "v1.5.1"]),
         ("version=1.0.0\r\nversion = 1.6.0-rc.1  \r\n", False,
          ["create", "v1.6.0-rc.1", "--verify-tag"]),
+        ("version=1.2.3+build-1\n", False, ["create", "v1.2.3+build-1", "--verify-tag"]),
+        ("version=1.2.3-rc.1+build.5\n", False, ["create", "v1.2.3-rc.1+build.5", "--verify-tag"]),
     ],
 )  # fmt: skip
 def test_the_github_release_is_created_or_edited_with_the_notes(
@@ -1365,7 +1367,7 @@ def test_the_github_release_is_created_or_edited_with_the_notes(
     tag = expected[1]
     assert view == ["gh", "release", "view", tag]
     flags = ["--title", tag, "--notes-file", f"{tmp_path}/release-notes.md"]
-    if "-rc" in tag:
+    if "-rc" in tag:  # a pre-release; 1.2.3+build-1's "-" is in its build metadata
         flags.append("--prerelease")
     assert publish == ["gh", "release", *expected, *flags]
     word = "Updated" if exists else "Created"
