@@ -13,6 +13,7 @@ import stat
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -302,7 +303,7 @@ def test_every_url_message_drops_credentials() -> None:
     from generator.sync.inputs import check_api_url
     from generator.workflows import check_generator_repo
 
-    bad = [
+    bad: list[tuple[Callable[[str], object], str]] = [
         (check_api_url, f"ftp://u:{SECRET}@example.com"),
         (check_api_url, f"https://u:{SECRET}@/api"),
         (check_api_url, f" https://u:{SECRET}@example.com/api"),
