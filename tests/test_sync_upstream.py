@@ -587,3 +587,13 @@ def test_hostile_file_names_stay_inside_their_code_span_and_row(
     assert cells[HOSTILE["examples/KW`|x\n@here/f.h"]].endswith(
         "| not used: the library has no example ``KW`\\|x\\n@here`` |"
     )
+
+
+def test_bidirectional_controls_in_a_name_are_shown_as_escapes() -> None:
+    """A right-to-left override would make a file name read otherwise than it is in the pull
+    request (CVE-2021-42574): shown as its escape, as the other invisible characters are."""
+    from generator.sync.upstream import inline_code
+
+    assert inline_code("evil\u202egnp.ino") == "`evil\\u202egnp.ino`"
+    assert inline_code("a\u2066b\u200fc") == "`a\\u2066b\\u200fc`"
+    assert inline_code("plain ü name") == "`plain ü name`"

@@ -481,9 +481,13 @@ def _compare(repo: git.Repo, url: str, old: str, new: str, link: str | None) -> 
 HEADING = "### Upstream `examples/arduino/` since the last sync"
 
 
-#: Characters a name shows as escapes: C0/C1 controls and DEL, and the Unicode line and
-#: paragraph separators (a line break inside a table row would end the row).
-_INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: Characters a name shows as escapes: C0/C1 controls and DEL, the Unicode line and
+#: paragraph separators (a line break inside a table row would end the row), and the
+#: bidirectional controls that make a name read otherwise than it is (CVE-2021-42574,
+#: "Trojan Source": U+061C, U+200E/F, U+202A to U+202E, U+2066 to U+2069).
+_INVISIBLE = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
