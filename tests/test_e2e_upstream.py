@@ -10,12 +10,10 @@ superseded. The PR's refs (`refs/pull/21995/head`) are GitHub's, or a mirror's t
 from __future__ import annotations
 
 import functools
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
-from upstream import MAIN_AT_LEAST
+from upstream import MAIN_AT_LEAST, ls_remote
 
 from generator.build.checkout import checkout
 from generator.build.components import load_component
@@ -40,17 +38,8 @@ SUPERSEDED: Kind = "superseded"
 @functools.cache
 def _unavailable() -> str | None:
     """None when ExecuTorch's URL answers for the pull request's ref, else why not."""
-    try:
-        proc = subprocess.run(
-            ["git", "ls-remote", "--exit-code", ET, PR_REF],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
-        )
-    except subprocess.TimeoutExpired:
+    proc = ls_remote(ET, PR_REF)
+    if proc is None:
         return f"{ET} did not answer within 60 s (no network, and no insteadOf mirror)"
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no such ref"])[-1]

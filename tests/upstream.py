@@ -30,21 +30,28 @@ UPSTREAM_URLS = (
 )
 
 
+def ls_remote(url: str, ref: str) -> subprocess.CompletedProcess[str] | None:
+    """`git ls-remote --exit-code URL REF` without prompts; None when it took over 60 s."""
+    try:
+        return subprocess.run(
+            ["git", "ls-remote", "--exit-code", url, ref],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        )
+    except subprocess.TimeoutExpired:
+        return None
+
+
 @functools.cache
 def upstream_unavailable() -> str | None:
     """None when every upstream URL answers `git ls-remote`, else the reason to skip."""
     for url in UPSTREAM_URLS:
-        try:
-            proc = subprocess.run(
-                ["git", "ls-remote", "--exit-code", url, "HEAD"],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=False,
-                stdin=subprocess.DEVNULL,
-                env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
-            )
-        except subprocess.TimeoutExpired:
+        proc = ls_remote(url, "HEAD")
+        if proc is None:
             return f"{url} did not answer within 60 s (no network, and no insteadOf mirror)"
         if proc.returncode not in (0, 2):
             return (
