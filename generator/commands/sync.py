@@ -903,11 +903,17 @@ def _after_failed_pull(
 def _landed(lib: Repo, branch: str, pushed: str, genv: g.GitEnv) -> bool:
     """Whether the remote's `branch` is at `pushed` after a push git reported as failed (False
     when the remote cannot be asked either: a refused push is the common case)."""
+    return _remote_tip(lib, branch, genv) == pushed
+
+
+def _remote_tip(lib: Repo, branch: str, genv: g.GitEnv) -> str | None:
+    """The library repo's `branch` now (git ls-remote): its commit, "" when it has no such
+    branch, None when the remote cannot be asked."""
     try:
         out = genv.run(["ls-remote", "origin", f"refs/heads/{branch}"], cwd=Path(lib.working_dir))
     except (FatalError, g.GitFailure):
-        return False
-    return bool(out) and out.split()[0] == pushed
+        return None
+    return out.split()[0] if out else ""
 
 
 def _stands(pull: PullRequestResult, branch: str) -> str:
@@ -1041,13 +1047,7 @@ def _undo_push(
         "failed" (the branch could not be put back, or moved meanwhile).
     """
     if not push_done:
-        try:
-            out = genv.run(
-                ["ls-remote", "origin", f"refs/heads/{branch}"], cwd=Path(lib.working_dir)
-            )
-        except (FatalError, g.GitFailure):
-            out = None
-        now = out.split()[0] if out else ("" if out is not None else None)
+        now = _remote_tip(lib, branch, genv)
         if now is not None and now != pushed:
             if now == (old or ""):
                 say(f"the interrupted push of {branch} did not land")
