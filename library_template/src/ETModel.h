@@ -191,11 +191,21 @@ class ETModel {
     if (!method_) {
       return failText("run: call begin() first");
     }
+    const et_timestamp_t start = et_pal_current_ticks();
     const auto status = method_->execute();
+    const et_timestamp_t end = et_pal_current_ticks();
     if (status != executorch::runtime::Error::Ok) {
       return failCall("execute", status);
     }
+    last_run_us_ = ticksToMicros(end - start);
     return true;
+  }
+
+  // Microseconds the last successful run() took (the runtime's clock, which
+  // is micros() in this library's platform layer); 0 before any. A failed
+  // run() leaves it unchanged.
+  unsigned long lastRunMicros() const {
+    return last_run_us_;
   }
 
   // Float data of output `index`, valid until the next run(); nullptr (see
@@ -323,6 +333,17 @@ class ETModel {
     return &value.toTensor();
   }
 
+  // The platform layer's ticks are micros() (1000 ns each); convert with its
+  // own ratio so another layer's clock still reads in microseconds.
+  static unsigned long ticksToMicros(et_timestamp_t ticks) {
+    const et_tick_ratio_t ratio = et_pal_ticks_to_ns_multiplier();
+    if (ratio.denominator == 0) {
+      return 0;
+    }
+    return static_cast<unsigned long>(
+        ticks * ratio.numerator / ratio.denominator / 1000);
+  }
+
   bool failCall(const char* call, executorch::runtime::Error status) {
     const int n = snprintf(
         error_,
@@ -390,6 +411,7 @@ class ETModel {
   std::optional<executorch::runtime::MemoryManager> manager_;
   std::optional<executorch::runtime::Method> method_;
   const char* method_name_ = nullptr;
+  unsigned long last_run_us_ = 0;
 
   std::optional<executorch::aten::TensorImpl> impls_[kMaxInputs];
   std::optional<executorch::aten::Tensor> tensors_[kMaxInputs];
