@@ -9,6 +9,10 @@ Format (written by the library template, shipped with every generated library so
     timeout_seconds: 60                  # optional: the run is over at "=== DONE ==="
     values:                              # optional: numbers within a tolerance
       - {line_regex: '...(group 1)...', equals: 8.95, tolerance: 0.01}
+
+A sketch checked with `check --sketch` may have no such file: `sketch.py` then builds an
+`Expected` with `until_done=False` (the run ends at its timeout, not at `=== DONE ===`),
+and `--expect TEXT` adds to `contains` either way.
 """
 
 from __future__ import annotations
@@ -46,13 +50,23 @@ class ValueCheck:
 
 @dataclass(frozen=True)
 class Expected:
-    """One example's expectations (see the module docstring for the file format)."""
+    """One example's expectations (see the module docstring for the file format).
+
+    Attributes:
+        must_print, must_not_print, arena, timeout_seconds, values: the file's keys.
+        contains: substrings each of which some line must contain (`check --sketch
+            --expect TEXT`; no key of the file).
+        until_done: True: the run must end with `=== DONE ===` (every example's file);
+            False (a sketch without the file): the timeout is the run's normal end.
+    """
 
     must_print: tuple[str, ...]
     must_not_print: tuple[str, ...] = ()
     arena: bool = False
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     values: tuple[ValueCheck, ...] = ()
+    contains: tuple[str, ...] = ()
+    until_done: bool = True
 
 
 def _strings(
@@ -127,7 +141,8 @@ def read_expected(sketch_dir: Path) -> Expected:
     """Read `<sketch_dir>/expected.yaml`.
 
     Raises:
-        FatalError: the file is missing, not UTF-8 or does not follow the format (a
+        FatalError: the file is missing, cannot be read, not UTF-8 or does not follow the
+            format (a
             number that is a boolean, a string, NaN or infinite; a negative tolerance;
             `arena` not a boolean; `values` not a list of mappings; `must_print` absent
             or empty).
@@ -144,6 +159,10 @@ def read_expected(sketch_dir: Path) -> Expected:
         raise FatalError(f"{path} is not UTF-8 text ({e}); save it as UTF-8") from None
     except yaml.YAMLError as e:
         raise FatalError(f"{path} is not valid YAML: {e}") from None
+    except OSError as e:
+        raise FatalError(
+            f"{path}: cannot read it ({e.strerror or e}); fix its permissions"
+        ) from None
     if not isinstance(data, dict):
         raise FatalError(f"{path} must be a mapping (must_print, must_not_print, ...)")
     unknown = set(data) - {"must_print", "must_not_print", "arena", "timeout_seconds", "values"}
