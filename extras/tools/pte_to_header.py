@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turn an ExecuTorch .pte into the model.h a sketch includes.
 
-    python3 extras/tools/pte_to_header.py MODEL.pte [-o model.h] [--name model_pte]
+    python3 extras/tools/pte_to_header.py MODEL.pte [-o model.h] [--name model_pte] [--no-check]
 
 The header declares `alignas(16) const uint8_t model_pte[]` (plain read-only data, kept in
 flash by every Arduino core) and `model_pte_size`, then selects the kernels of the operators
@@ -9,7 +9,14 @@ the program calls: a sketch links and registers only those (see "Kernel selectio
 library's README; `--all-kernels` registers every kernel instead). When this script sits in a
 generated library, the .pte is first read through the library's program reader (pte_schema/ beside
 this script, generated from extras/schema/), so a file that is not an ExecuTorch program is
-refused instead of silently embedded.
+refused instead of silently embedded, and then checked against the library the way
+check_models.py checks it (et_checks.py, et_dtypes.py: operators it lacks, argument counts
+that differ, dtypes it was built without, delegates it does not register): a program that
+would fail on the board is refused with the reason (`--no-check` writes it anyway). When the
+installed `executorch` package (read with importlib.metadata, without importing it) was not
+built from the library's pin (executorch_pin.txt), a warning says so and what to do.
+export_model.py (beside this script) writes its model.h through `header_for` and
+`pin_warning` below.
 
 Python standard library only (and the reader beside it); runs from any working directory.
 """
@@ -17,14 +24,19 @@ Python standard library only (and the reader beside it); runs from any working d
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import json
 import os
+import re
 import sys
 import tempfile
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import et_checks  # these from this script's own folder (sys.path above)
+import et_dtypes
 import et_model_h
 import et_pte
 import et_registration
@@ -49,43 +61,232 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def to_header(buffer: bytes, name: str = et_model_h.MODEL_ARRAY, source: str = "a .pte") -> str:
-    """The model.h text for the .pte bytes `buffer`, selecting the kernels it calls when the
-    library's program reader sits beside this script (as `main` writes it by default).
+class Refused(Exception):
+    """The .pte cannot be embedded; the message says why and what to do (printed after
+    "error: ")."""
 
-    The ref's export_model.py, shipped beside this script, imports it under this name.
+
+def library_of(reader: Path) -> Path | None:
+    """The generated library whose program reader is `reader` (LIBRARY/extras/tools/
+    pte_schema), or None when `reader` is not inside one (no src/executorch/codegen there)."""
+    library = reader.resolve().parent.parent.parent
+    return library if (library / et_registration.LIBRARY_CODEGEN_DIR).is_dir() else None
+
+
+def check_pte(
+    data: bytes, source: str, library: Path, reader: et_pte.ProgramReader
+) -> et_checks.ModelResult:
+    """Check the .pte bytes `data` against `library` as check_models.py does: operators the
+    library does not register and argument counts that differ (`et_checks.check_model`),
+    delegates to backends it does not register (`et_checks.check_backends`), and dtypes its
+    kernels were built without (`et_dtypes.dtype_problems`).
+
+    Returns:
+        The result; `passed` False when the program would fail on the board.
 
     Raises:
-        ValueError: `name` is not a C identifier, `source` spans lines, `buffer` is empty,
-            or (with the reader present) `buffer` is not a readable program.
+        et_pte.EtPteError: the library's kernel registration, backends or dtype selection
+            cannot be read.
     """
-    operators = None  # not read: the header registers every kernel
-    if DEFAULT_READER.is_dir():
-        try:
-            program = et_pte.read_program(buffer, et_pte.load_reader(DEFAULT_READER))
-        except et_pte.EtPteError as e:
-            raise ValueError(f"{source} is not a readable ExecuTorch program: {e}") from None
-        operators = program.called_operators
-    return et_model_h.model_h(
-        buffer, name=name, source=source, operators=operators, all_kernels=operators is None
-    )
+    kernels = et_registration.library_kernels(library)
+    backends = et_registration.registered_backends(library)
+    result = et_checks.check_program_bytes(source, source, data, reader, kernels, backends)
+    kept = et_dtypes.library_dtypes(library)
+    if result.error or not kept:
+        return result
+    program = et_pte.read_program(data, reader)
+    counts = {(m.name, c.operator): c.arg_count for m in program.methods for c in m.kernel_calls}
+    dtypes = et_dtypes.dtype_problems(et_dtypes.kernel_call_dtypes(data, reader), kept, counts)
+    return replace(result, problems=(*result.problems, *dtypes)) if dtypes else result
 
 
-def _not_in_library(operators: list[str], reader: Path) -> list[str]:
-    """The `operators` that the library holding `reader` (its extras/tools/pte_schema)
-    does not register; none when `reader` is not inside a library (no src/ two levels up)."""
-    library = reader.resolve().parent.parent.parent
-    if not (library / et_registration.LIBRARY_CODEGEN_DIR).is_dir():
-        return []
+@dataclass(frozen=True)
+class Header:
+    """A model.h made by `header_for`.
+
+    Attributes:
+        text: the header.
+        summary: what it holds, for the line printed after writing it ("; methods forward;
+            selects the kernels of 2 operators").
+        library: the generated library holding the reader the program was read with (None:
+            not read, or a reader outside a library); checked against it unless told not to.
+    """
+
+    text: str
+    summary: str
+    library: Path | None
+
+
+def header_for(
+    data: bytes,
+    *,
+    source: str,
+    name: str = et_model_h.MODEL_ARRAY,
+    reader: Path | None = None,
+    validate: bool = True,
+    check: bool = True,
+    all_kernels: bool = False,
+) -> Header:
+    """The model.h for the .pte bytes `data` (`et_model_h.model_h`), after the model check.
+
+    Args:
+        data: the program. source: its name, for the banner and messages (one line).
+        name: the C array name.
+        reader: the program reader to read it with; None: DEFAULT_READER when present.
+            Without one (or with `validate` False) the program is not read and the header
+            registers every kernel of the library.
+        check: check the program against the library holding the reader (`check_pte`)
+            and refuse one that would fail on the board.
+        all_kernels: register every kernel instead of selecting the program's.
+
+    Raises:
+        Refused: the program does not read, would fail on the library (the message lists
+            each problem with check_models.py's words), or the library cannot be read.
+        ValueError: `name` is not a C identifier, `source` spans lines, `data` is empty.
+    """
+    if reader is None and DEFAULT_READER.is_dir():
+        reader = DEFAULT_READER
+    if reader is None or not validate:
+        text = et_model_h.model_h(data, name=name, source=source, all_kernels=True)
+        return Header(text, "; operators not read: registers every kernel of the library", None)
     try:
-        registered = et_registration.library_kernels(library)
-    except et_pte.EtPteError:
-        return []  # check_models.py reports an unreadable registration
-    return [op for op in operators if op not in registered]
+        program_reader = et_pte.load_reader(reader)
+        program = et_pte.read_program(data, program_reader)
+    except et_pte.EtPteError as e:
+        raise Refused(f"{source} is not a readable ExecuTorch program: {e}") from None
+    library = library_of(reader)
+    if library is not None and check:
+        try:
+            result = check_pte(data, source, library, program_reader)
+        except et_pte.EtPteError as e:
+            raise Refused(
+                f"cannot check {source} against {library}: {e} (--no-check writes the header "
+                "without the check)"
+            ) from None
+        if not result.passed:
+            problems = "\n".join(f"  {p.message}" for p in result.problems)
+            raise Refused(
+                f"{source} would not run on the library {library}; nothing written:\n{problems}"
+                "\n(--no-check writes the header anyway)"
+            )
+    ops = program.called_operators
+    methods = ", ".join(m.name for m in program.methods)
+    if all_kernels:
+        text = et_model_h.model_h(data, name=name, source=source, all_kernels=True)
+        summary = f"; methods {methods}; every kernel of the library (--all-kernels)"
+    else:
+        text = et_model_h.model_h(data, name=name, source=source, operators=ops)
+        summary = f"; methods {methods}; selects the kernels of {len(ops)} operators"
+    return Header(text, summary, library)
 
 
-class _Refused(Exception):
-    """The .pte cannot be embedded; the message says why (printed after "error: ")."""
+# ---------------------------------------------------------------------------------------
+# The installed executorch and the library's pin
+
+#: The pip distribution whose exporter writes .pte files.
+EXECUTORCH_DISTRIBUTION = "executorch"
+#: `git_version: Optional[str] = '<sha>'` in the package's executorch/version.py, which
+#: ExecuTorch's setup.py writes (`Version.write_to_python_file`, setup.py at cff6f4dd).
+_GIT_VERSION = re.compile(r"""^git_version\b[^=]*=\s*['"](?P<sha>[0-9a-fA-F]{7,40})['"]""", re.M)
+#: A release tag of ExecuTorch (v1.5.0, v1.5.0-rc2): a ref a release wheel is built from.
+_RELEASE_TAG = re.compile(r"v?(?P<version>\d+\.\d+\.\d+)\Z")
+
+
+@dataclass(frozen=True)
+class Installed:
+    """The installed `executorch` package: `version` (its metadata's, e.g. "1.5.1+cpu") and
+    `commit` (the git_version its executorch/version.py records; None when it has none)."""
+
+    version: str
+    commit: str | None
+
+
+def installed_executorch() -> Installed | None:
+    """The installed `executorch` package, read from its metadata and its version.py as text
+    (neither executorch nor torch is imported); None when it is not installed."""
+    try:
+        dist = importlib.metadata.distribution(EXECUTORCH_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    commit = None
+    try:
+        text = Path(str(dist.locate_file("executorch/version.py"))).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    match = _GIT_VERSION.search(text)
+    if match:
+        commit = match.group("sha").lower()
+    return Installed(dist.version, commit)
+
+
+@dataclass(frozen=True)
+class Pin:
+    """The ExecuTorch a library was built from: `commit` (executorch_pin.txt), `version`
+    (the ref's version.txt: extras/library.json, else library.properties `version=`),
+    `ref` (the name it was built from, "main" or "v1.5.0"; "" when not recorded)."""
+
+    commit: str
+    version: str
+    ref: str
+
+
+def library_pin(library: Path) -> Pin | None:
+    """The pin of the generated library at `library`; None when it records none (no
+    executorch_pin.txt)."""
+    try:
+        commit = (library / "executorch_pin.txt").read_text(encoding="utf-8").strip().lower()
+    except (OSError, UnicodeDecodeError):
+        return None
+    version = ref = ""
+    try:
+        facts = json.loads((library / "extras" / "library.json").read_text(encoding="utf-8"))
+        version = str(facts["executorch"]["upstream_version"])
+        ref = str(facts["executorch"].get("ref", ""))
+    except (OSError, ValueError, KeyError, TypeError):
+        try:
+            properties = (library / "library.properties").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            properties = ""
+        found = re.search(r"^version=(.*)$", properties, re.M)
+        version = found.group(1).strip() if found else ""
+    return Pin(commit, version, ref)
+
+
+def pin_warning(library: Path, installed: Installed | None = None) -> str | None:
+    """A warning when the installed executorch (`installed_executorch()` unless given) was not
+    built from `library`'s pin, saying what to do; None when it was, or when either is not
+    known (nothing installed, or the library records no pin).
+
+    Without a recorded commit, the package's version (without its +local part) is compared
+    with the pin's version.
+    """
+    pin = library_pin(library)
+    found = installed if installed is not None else installed_executorch()
+    if pin is None or found is None or not pin.commit:
+        return None
+    if found.commit is not None:
+        if pin.commit.startswith(found.commit) or found.commit.startswith(pin.commit):
+            return None
+    elif found.version.split("+")[0] == pin.version:
+        return None
+    built = f" (commit {found.commit[:12]})" if found.commit else ""
+    release = _RELEASE_TAG.match(pin.ref)
+    if release:
+        todo = f"pip install executorch=={release.group('version')} exports with the pin itself"
+    else:
+        between = f" of {pin.ref}" if pin.ref else ""
+        todo = (
+            f"the pin is a commit{between} between releases, so no release wheel is built "
+            "from it: the model check's argument counts decide whether this export runs, or "
+            f"build the wheel from the pin (git checkout {pin.commit[:12]}; "
+            "./install_executorch.sh)"
+        )
+    return (
+        f"the installed executorch {found.version}{built} is not this library's pin "
+        f"(ExecuTorch {pin.version or 'version unknown'}, commit {pin.commit[:12]}, "
+        f"{library / 'executorch_pin.txt'}): its programs may call operators the library's "
+        f"kernels take with other arguments; {todo}"
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -106,12 +307,19 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         help="a library's program reader to validate with, e.g. LIBRARY/extras/tools/"
-        "pte_schema (default: pte_schema beside this script, when present)",
+        "pte_schema (default: pte_schema beside this script, when present); the program is "
+        "checked against that library",
     )
     parser.add_argument(
         "--no-validate",
         action="store_true",
         help="embed without decoding (then the header registers every kernel of the library)",
+    )
+    parser.add_argument(
+        "--no-check",
+        action="store_true",
+        help="write the header even when the model check finds that the program would fail "
+        "on the library (for experts: e.g. a library about to be regenerated)",
     )
     parser.add_argument(
         "--all-kernels",
@@ -121,35 +329,6 @@ def _parser() -> argparse.ArgumentParser:
         "an SD card)",
     )
     return parser
-
-
-def _selection(args: argparse.Namespace, data: bytes) -> tuple[list[str] | None, bool, str]:
-    """What the header selects for the .pte bytes `data`: (operators, all_kernels, summary),
-    as `et_model_h.model_h` takes them, and the end of the line printed.
-
-    Without a reader (or with --no-validate) the program is not read: every kernel.
-
-    Raises:
-        _Refused: the program does not read, or calls operators the library lacks.
-    """
-    reader = args.reader or (DEFAULT_READER if DEFAULT_READER.is_dir() else None)
-    if reader is None or args.no_validate:
-        return None, True, "; operators not read: registers every kernel of the library"
-    try:
-        program = et_pte.read_program(data, et_pte.load_reader(reader))
-    except et_pte.EtPteError as e:
-        raise _Refused(f"{args.pte} is not a readable ExecuTorch program: {e}") from None
-    ops = program.called_operators
-    missing = _not_in_library(ops, reader)
-    if missing:
-        raise _Refused(
-            f"{args.pte} calls {', '.join(missing)}, which this library does not "
-            f"register: {et_checks.MISSING_CAUSE}"
-        )
-    methods = ", ".join(m.name for m in program.methods)
-    if args.all_kernels:
-        return None, True, f"; methods {methods}; every kernel of the library (--all-kernels)"
-    return ops, False, f"; methods {methods}; selects the kernels of {len(ops)} operators"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,21 +342,28 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         print(f"error: cannot read {args.pte}: {e}", file=sys.stderr)
         return 1
+    reader = args.reader or (DEFAULT_READER if DEFAULT_READER.is_dir() else None)
+    library = library_of(reader) if reader is not None and not args.no_validate else None
+    warning = pin_warning(library) if library is not None else None
+    if warning:  # before a refusal too: a different commit is the likely cause of one
+        print(f"warning: {warning}", file=sys.stderr)
     try:
-        operators, all_kernels, summary = _selection(args, data)
-        text = et_model_h.model_h(
+        header = header_for(
             data,
-            name=args.name,
             source=args.pte.name,
-            operators=operators,
-            all_kernels=all_kernels,
+            name=args.name,
+            reader=args.reader,
+            validate=not args.no_validate,
+            check=not args.no_check,
+            all_kernels=args.all_kernels,
         )
-    except _Refused as e:
+    except Refused as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except ValueError as e:
         print(f"error: cannot embed {args.pte}: {e}", file=sys.stderr)
         return 1
+    text, summary = header.text, header.summary
     if args.output == "-":
         sys.stdout.write(text)
     else:
