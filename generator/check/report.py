@@ -14,6 +14,10 @@ JSON shape (`CheckReport.to_dict()`)::
                                              "peak_bytes", "errno", "log",
                                              "short_branches"}]} | null,  # per core
                    "budget": {"flash_max": B, "ram_max": B, "flash_percent": %, "ram_percent": %},
+                   "timing": {"run", "instructions_per_inference", "inference_us",
+                              "inferences", "inference_us_min", "inference_us_max",
+                              "resolution_instructions",
+                              "dynamic_instructions_per_inference"} | null,
                    "runs": [{"kind", "done", "exit_code", "timed_out", "overflowed",
                              "seconds", "last_lines"}]}]}     # last_lines: at most 200
 
@@ -21,6 +25,11 @@ JSON shape (`CheckReport.to_dict()`)::
 the emulated Dynamic firmware, `dynamic_run.py`) or "host".
 
 `sizes` holds bytes only, one metric per key, so a sync can diff it against the base's.
+`timing` is the cost of one inference on the emulated Cortex-M33 (`timing.py`): the sketch's
+last `Inference: N us` line in the emulated run ("run": "emulated"; the Dynamic run's when the
+emulated one printed none), N * 1,000 instructions (QEMU `-icount shift=0`, to within 1,000),
+and the Dynamic upload file's count from its own run (null: not run or not printed). `timing`
+is null when no run printed such a line: there is no figure, not a zero one.
 `dynamic_flash` is the Dynamic link's upload file (what arduino-cli reports as "Sketch uses"
 with `link_mode=dynamic`), `dynamic_ram` the LLEXT heap the pinned core's loader takes at its
 peak (`dynamic.py`, `llext.py`); `verdicts` say what each core's loader does with it.
@@ -34,9 +43,10 @@ from typing import Any, Protocol
 
 from generator.check.arena import ArenaFigures
 from generator.check.linkmodes import link_modes_markdown
-from generator.check.run import RunOutput
+from generator.check.run import EMULATED_KINDS, RunOutput
 from generator.check.sizes import CoreVerdict, DynamicSizes, Sizes
 from generator.check.stages import StageResult, Status
+from generator.check.timing import RESOLUTION_INSTRUCTIONS, InferenceTiming, parse_inferences
 from generator.markdown import code_fence, table
 from generator.toolchain.objcache import CacheStats
 
@@ -87,6 +97,31 @@ class ExampleReport:
         """The result of stage `name`, or None when it did not run."""
         return next((s for s in self.stages if s.stage == name), None)
 
+    def timings(self) -> dict[str, InferenceTiming]:
+        """The `Inference: N us` figures of each emulated run that printed one, by run kind
+        ("emulated", "dynamic"; `timing.parse_inferences`)."""
+        found = (parse_inferences(r.lines, r.kind) for r in self.runs if r.kind in EMULATED_KINDS)
+        return {t.kind: t for t in found if t is not None}
+
+    @property
+    def timing(self) -> InferenceTiming | None:
+        """The example's cost of one inference: the emulated run's figure, else the Dynamic
+        run's; None when neither printed an `Inference: N us` line."""
+        timings = self.timings()
+        return timings.get("emulated") or timings.get("dynamic")
+
+    def timing_dict(self) -> dict[str, Any] | None:
+        """JSON-ready `timing` (see the module docstring), or None."""
+        timing = self.timing
+        if timing is None:
+            return None
+        dynamic = self.timings().get("dynamic")
+        return {
+            "run": timing.kind,
+            **timing.to_dict(),
+            "dynamic_instructions_per_inference": dynamic.instructions if dynamic else None,
+        }
+
     def size_metrics(self) -> dict[str, int]:
         """Bytes per metric: flash, ram, dynamic_flash, dynamic_ram, arena_used, arena_size."""
         out: dict[str, int] = {}
@@ -125,6 +160,7 @@ class ExampleReport:
                 else None
             ),
             "dynamic": self.dynamic.to_dict() if self.dynamic else None,
+            "timing": self.timing_dict(),
             "runs": [r.to_dict() for r in self.runs],
         }
 
@@ -217,6 +253,7 @@ class CheckReport:
                     "what the board's loader takes from its LLEXT heap at the peak of loading "
                     "it, on the core the workflows pin.",
                 ]
+            lines += _timing_markdown(self.examples)
             lines += ["", *link_modes_markdown(self.to_dict(), "###").splitlines()]
             for e in self.examples:
                 lines += ["", f"#### {e.name} ({e.seconds:.0f} s)", ""]
@@ -246,6 +283,50 @@ def _size_cells(e: ExampleReport) -> list[str]:
         _heap_cell(dyn.pinned) if dyn and dyn.pinned else (f"{dyn.ram:,} B" if dyn else "-"),
         f"{e.arena.used:,} / {e.arena.size:,} B" if e.arena else "-",
     ]
+
+
+def _timing_markdown(examples: list[ExampleReport]) -> list[str]:
+    """The "Inference" section: instructions per inference of each example that printed an
+    `Inference: N us` line (none printed: no section)."""
+    timed = [(e.name, e.timings()) for e in examples]
+    rows = [
+        [
+            name,
+            f"{t.instructions:,}",
+            _micros_cell(t),
+            f"{d.instructions:,}" if (d := timings.get("dynamic")) else "-",
+        ]
+        for name, timings in timed
+        if (t := timings.get("emulated") or timings.get("dynamic"))
+    ]
+    if not rows:
+        return []
+    return [
+        "",
+        "### Inference (instructions on the emulated Cortex-M33)",
+        "",
+        *table(
+            ["example", "instructions per inference", "`Inference:` printed", "Dynamic"],
+            rows,
+            align="lrrr",
+        ),
+        "",
+        "From each sketch's last `Inference: N us` line: QEMU counts instructions "
+        "(`-icount shift=0`, 1 ns of virtual time each), so N µs is N × 1,000 instructions, "
+        f"to within {RESOLUTION_INSTRUCTIONS:,}, the same on every run. Instructions, not "
+        "the board's time: that also depends on its clock, flash wait states and cycles per "
+        "instruction.",
+    ]
+
+
+def _micros_cell(t: InferenceTiming) -> str:
+    """`10,412 µs`, or with several lines `10,412 µs (last of 3; 10,398-10,412)`."""
+    cell = f"{t.inference_us:,} µs"
+    if len(t.micros) > 1:
+        low, high = min(t.micros), max(t.micros)
+        spread = f"; {low:,}-{high:,}" if low != high else ", all equal"
+        cell += f" (last of {len(t.micros)}{spread})"
+    return cell
 
 
 def _heap_cell(v: CoreVerdict) -> str:
