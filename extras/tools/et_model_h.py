@@ -7,9 +7,14 @@ packages (Python 3.8 and newer). The generator imports it too (generator/build/m
 What it does:
 
 * `model_h(pte_bytes, ...)` writes the header: the program bytes as a 16-byte aligned const
-  array, a comment recording their size and SHA-256, then the kernel selection of the
+  array, a comment recording their size and SHA-256, the arena the program needs on the
+  board (`<array>_arena_bytes`, from `et_arena.py`), then the kernel selection of the
   operators the program calls (`kernel_selection_h`, or `all_kernels_h` to register every
   kernel); the symbols are `et_registration`'s.
+* Every variable it defines is a C++17 `inline` variable (the board core compiles sketches
+  with -std=gnu++17): included from several files of a sketch, the header defines one array,
+  not one per file (a namespace-scope `const` array has internal linkage: a copy per
+  translation unit). The kernel selection's functions are weak: one definition is linked.
 * `pte_from_model_h(text)` reads the bytes back from such a header (or any
   `uint8_t NAME[] = {0x..}`), verified against the recorded size and SHA-256.
 """
@@ -192,12 +197,16 @@ def model_h(
     source: str = "model.pte",
     operators: Iterable[str] | None = None,
     all_kernels: bool = False,
+    arena_bytes: int | None = None,
+    arena_note: str = "the program was not read",
 ) -> str:
     """The C++ header text a sketch includes to get the program bytes.
 
-    Declares `alignas(16) const uint8_t <name>[]` (plain read-only data: no section
-    attribute, so every Arduino core's linker script places it in flash) and
-    `const size_t <name>_size = sizeof(<name>)`. A comment records the byte count and
+    Defines `alignas(16) inline constexpr uint8_t <name>[]` (plain read-only data: no
+    section attribute, so every Arduino core's linker script places it in flash),
+    `inline constexpr size_t <name>_size = sizeof(<name>)` and, given `arena_bytes`,
+    `inline constexpr size_t <name>_arena_bytes`; `inline`: one definition however many
+    files of a sketch include the header (C++17). A comment records the byte count and
     SHA-256 so `pte_from_model_h` can recover and verify the exact bytes. Deterministic:
     the same input gives the same text.
 
@@ -211,11 +220,15 @@ def model_h(
             sketch selects its own (the header of library 0.2.0).
         all_kernels: instead, register every kernel whatever the other model.h files select
             (`all_kernels_h`).
+        arena_bytes: the arena `ETModel` needs for the program on the board
+            (`et_arena.method_arena(...).total`); None: no `<name>_arena_bytes` (a program
+            that was not read, or whose figure is incomplete), and a comment says why.
+        arena_note: with `arena_bytes` None, why there is no figure (one line).
 
     Raises:
         ValueError: `name` is not a C identifier, `source` spans lines, `pte_bytes` is
-            empty (a zero-length array does not compile), or an operator name has no
-            identifier character.
+            empty (a zero-length array does not compile), an operator name has no
+            identifier character, `arena_bytes` is negative or `arena_note` spans lines.
     """
     if not is_c_identifier(name):
         raise ValueError(
@@ -224,6 +237,10 @@ def model_h(
         )
     if "\n" in source or "\r" in source:
         raise ValueError(f"source {source!r} must be one line")
+    if "\n" in arena_note or "\r" in arena_note:
+        raise ValueError(f"arena note {arena_note!r} must be one line")
+    if arena_bytes is not None and arena_bytes < 0:
+        raise ValueError(f"arena_bytes {arena_bytes} is negative")
     data = bytes(pte_bytes)
     if not data:
         raise ValueError(f"{source} is empty; export the model again")
@@ -239,12 +256,22 @@ def model_h(
         "#include <stdint.h>",
         "",
         "// 16-byte aligned: ExecuTorch reads tensors and the flatbuffer in place.",
-        f"alignas(16) const uint8_t {name}[] = {{",
+        "// inline: one copy however many files of the sketch include this header.",
+        f"alignas(16) inline constexpr uint8_t {name}[] = {{",
     ]
     for i in range(0, len(data), 16):
         lines.append("    " + ", ".join(f"0x{b:02x}" for b in data[i : i + 16]) + ",")
     lines.append("};")
-    lines.append(f"const size_t {name}_size = sizeof({name});")
+    lines.append(f"inline constexpr size_t {name}_size = sizeof({name});")
+    lines.append("")
+    if arena_bytes is not None:
+        lines += [
+            "// Arena bytes ETModel's begin() takes for this program's first method on a 32-bit",
+            "// board (memory plan + what load_method allocates + ETModel's table; et_arena.py).",
+            f"inline constexpr size_t {name}_arena_bytes = {arena_bytes};",
+        ]
+    else:
+        lines.append(f"// No {name}_arena_bytes: {arena_note}.")
     if all_kernels:
         lines += ["", *all_kernels_h()]
     elif operators is not None:

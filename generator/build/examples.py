@@ -190,7 +190,7 @@ def _write_model_header(
         operators = ops_in_pte(plan.pte, reader)
     except FatalError as e:
         raise FatalError(f"{plan.name}: {e}") from None
-    write_model_header(plan.pte, out, operators=operators)
+    write_model_header(plan.pte, out, operators=operators, reader=reader)
     if steps is not None and key:
         steps.put("model-h", key, out.read_bytes().decode("utf-8"))
 

@@ -3,7 +3,8 @@ model.h (step 11), read operators (step 4's `--ops-from-pte`), check models.
 
 A typed wrapper over the stdlib-only modules of `extras/tools/` that every generated library
 ships (so a user can run the same checks from the library with no pip packages): `et_pte.py`
-(program reading), `et_registration.py`, `et_model_h.py`, `et_checks.py`, `et_dtypes.py`.
+(program reading), `et_registration.py`, `et_model_h.py`, `et_arena.py` (the arena a
+program needs on the board), `et_checks.py`, `et_dtypes.py`.
 Programs are read through a program reader (flatc's Python for the ref's schema, with
 FlatBuffers' runtime: see generator/build/reader.py): a library's own for the model check,
 the one the build writes into the library for `--ops-from-pte`. Errors from it become
@@ -54,7 +55,8 @@ def import_tool(path: Path) -> ModuleType:
 
 
 if TYPE_CHECKING:
-    import et_checks  # extras/tools (mypy_path)
+    import et_arena  # extras/tools (mypy_path)
+    import et_checks
     import et_dtypes
     import et_model_h
     import et_pte
@@ -63,6 +65,7 @@ else:  # each imports the ones before it
     et_pte = import_tool(TOOLS_DIR / "et_pte.py")
     et_registration = import_tool(TOOLS_DIR / "et_registration.py")
     et_model_h = import_tool(TOOLS_DIR / "et_model_h.py")
+    et_arena = import_tool(TOOLS_DIR / "et_arena.py")
     et_checks = import_tool(TOOLS_DIR / "et_checks.py")
     et_dtypes = import_tool(TOOLS_DIR / "et_dtypes.py")
 
@@ -75,23 +78,50 @@ def _read_bytes(path: Path, what: str) -> bytes:
 
 
 def write_model_header(
-    pte: Path, out: Path, name: str = MODEL_ARRAY, operators: Iterable[str] | None = None
+    pte: Path,
+    out: Path,
+    name: str = MODEL_ARRAY,
+    operators: Iterable[str] | None = None,
+    reader: Path | None = None,
 ) -> int:
     """Write `out` (a model.h) embedding the bytes of `pte` as array `name`.
 
-    The text comes from `et_model_h.model_h` (deterministic; 16-byte aligned const array plus
-    `<name>_size`, then the kernel selection of `operators`, None: none, the library
-    registers every kernel). Written to a temporary file beside `out`, then moved into place.
+    The text comes from `et_model_h.model_h` (deterministic; 16-byte aligned inline const
+    array plus `<name>_size`, the arena `<name>_arena_bytes` when `reader` is given (see
+    `et_arena.method_arena`), then the kernel selection of `operators`, None: none, the
+    library registers every kernel). Written to a temporary file beside `out`, then moved
+    into place.
+
+    Args:
+        reader: the program reader (a library's `extras/tools/pte_schema/`) to read the
+            program's memory plan and values with; None: no arena figure.
 
     Returns:
         The number of bytes embedded.
 
     Raises:
-        FatalError: `pte` unreadable, or `name` not a C identifier.
+        FatalError: `pte` unreadable, not a program of `reader`'s schema, or `name` not a
+            C identifier.
     """
     data = _read_bytes(pte, ".pte")
+    arena_bytes, arena_note = None, "the program was not read"
+    if reader is not None:
+        try:
+            arena_bytes, arena_note = et_arena.for_model_h(data, et_pte.load_reader(reader))
+        except et_pte.EtPteError as e:
+            raise FatalError(
+                f"cannot derive the arena of {pte}: {e}; re-export it with the ExecuTorch "
+                "the library is built from"
+            ) from None
     try:
-        text = et_model_h.model_h(data, name=name, source=pte.name, operators=operators)
+        text = et_model_h.model_h(
+            data,
+            name=name,
+            source=pte.name,
+            operators=operators,
+            arena_bytes=arena_bytes,
+            arena_note=arena_note,
+        )
     except ValueError as e:
         raise FatalError(f"cannot embed {pte}: {e}") from None
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,336 @@
+"""The arena a program needs on a 32-bit board: what `ETModel::begin()` takes from it.
+
+Python standard library only: this file ships in every generated Arduino library under
+`extras/tools/` beside `et_pte.py` (which reads the program) and must run there with no pip
+packages (Python 3.8 and newer). `et_model_h.py` writes its figure into model.h as
+`<array>_arena_bytes`; the generator imports it through generator/build/models.py.
+
+`ETModel` (library_template/src/ETModel.h) hands one arena to the runtime as the method
+allocator of its `MemoryManager`, with no temp allocator, after taking the memory plan's
+buffers from the same arena. `method_arena` replays, in order, every allocation that makes on
+the board, from the program alone:
+
+1. ETModel::begin(): the planned-buffer table (`Span<uint8_t>[n]`) and each planned buffer
+   (`MethodMeta::memory_planned_buffer_size(i)` = `non_const_buffer_sizes[i + 1]`, entry 0
+   being reserved: runtime/executor/method_meta.cpp), default alignment.
+2. Method::load (runtime/executor/method.cpp): with no temp allocator, a
+   `PlatformMemoryAllocator` instance.
+3. Method::parse_values: the `EValue[n_value]` table, `bool[n_input]` (when n_input > 0),
+   `NamedData[n_external]` (when the plan has external constants), then per value:
+   IntList: `EValue*[n]`, `int64_t[n]`, a `BoxedEvalueList<int64_t>`; BoolList, DoubleList,
+   String: one `ArrayRef<T>`; Tensor (runtime/executor/tensor_parser_portable.cpp
+   parseTensor): when not STATIC, `SizesType[dim]` and `DimOrderType[dim]`, then always
+   `StridesType[dim]` and a `TensorImpl`; TensorList (tensor_parser_exec_aten.cpp
+   parseTensorList): `Tensor[n]`, `EValue*[n]`, a `BoxedEvalueList<Tensor>`;
+   OptionalTensorList (tensor_parser.h parseListOptionalType): `EValue*[n]`,
+   `optional<Tensor>[n]`, a `BoxedEvalueList<optional<Tensor>>`.
+4. Method::init, delegates: `BackendDelegate[n_delegate]` (allocated even when 0), then per
+   delegate its `CompileSpec[n]` (BackendDelegate::PopulateCompileSpecs) and whatever the
+   backend's init() takes from the method allocator: backend code, not read here, so a
+   program with delegates has no complete figure (`ArenaPlan.unknown`).
+5. Method::init, chains: `Chain[n_chain]`; per chain `OpFunction[n_instr]` and
+   `InstructionArgs[n_instr]`; per KernelCall or DelegateCall `EValue*[n_args]`; per
+   KernelCall (resolve_operator) `TensorMeta[n_args]` and, per tensor argument,
+   `DimOrderType[dim]`, from the method allocator, because the `PlatformMemoryAllocator`
+   standing in for the temp allocator has size 0 (runtime/executor/platform_memory_allocator.h).
+
+Every allocation is `MemoryAllocator::allocate(size, alignment)` (runtime/core/memory_allocator.h):
+the cursor moves to the next multiple of `alignment` and then by `size`, so padding depends on
+the arena's address. `allocateList<T>(n)` and `allocateInstance<T>()` align to `alignof(T)`;
+plain `allocate` to `alignof(void*)`. The figure is the larger of the replays from an arena
+aligned to 8 and one 4 past it (malloc on the board gives 8, a `uint8_t` array at least 1 but
+ETModel's example arrays are `alignas(16)`; every alignment used is 1, 4 or 8), measured from
+the arena's start as `ETModel::arenaUsed()` measures it.
+
+The sizes and alignments (`TYPES`) are those of arm-none-eabi-g++ 12 for the Cortex-M33 at the
+UNO Q's flags against ExecuTorch cff6f4dd (v1.5.0 pin); an e2e test compiles them with
+`static_assert`s against the real library (tests/test_arena_size.py).
+
+Not modelled: Program::load and the data loader allocate nothing from the arena (program.cpp);
+execute() takes its temporaries from the platform allocator (`et_pal_allocate`), not the arena.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+try:
+    import et_pte
+except ImportError:  # imported by path from elsewhere: et_pte.py is beside this file
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import et_pte
+
+__all__ = ["TYPES", "Allocation", "ArenaPlan", "for_model_h", "method_arena"]
+
+#: (sizeof, alignof) on the 32-bit board (arm-none-eabi-g++ 12, -mcpu=cortex-m33
+#: -mfloat-abi=hard, -std=gnu++17) of each type the runtime allocates, ExecuTorch cff6f4dd.
+#: `Chain` and `BackendDelegate` are private to method.cpp: their fields are
+#: `const Chain*, Span<InstructionArgs>, OpFunction*` and `FreeableBuffer, const
+#: BackendInterface*, DelegateHandle*`; the others are measured by their names.
+TYPES: dict[str, tuple[int, int]] = {
+    "void*": (4, 4),  # MemoryAllocator::kDefaultAlignment = alignof(void*)
+    "Span<uint8_t>": (8, 4),  # ETModel's planned-buffer table
+    "PlatformMemoryAllocator": (28, 4),
+    "EValue": (16, 8),  # an 8-byte payload union (int64_t, double) and a tag
+    "bool": (1, 1),
+    "NamedData": (40, 8),  # const char* key, FreeableBuffer (32, align 8)
+    "EValue*": (4, 4),
+    "int64_t": (8, 8),
+    "BoxedEvalueList": (12, 4),  # ArrayRef<EValue*> wrapped_vals_, T* unwrapped_vals_
+    "ArrayRef": (8, 4),  # const T* data, size_t length
+    "SizesType": (4, 4),  # int32_t
+    "DimOrderType": (1, 1),  # uint8_t
+    "StridesType": (4, 4),  # int32_t
+    "TensorImpl": (32, 4),
+    "Tensor": (4, 4),  # a TensorImpl* (portable mode)
+    "optional<Tensor>": (8, 4),
+    "BackendDelegate": (40, 8),
+    "CompileSpec": (12, 4),
+    "Chain": (16, 4),
+    "OpFunction": (4, 4),
+    "InstructionArgs": (8, 4),  # Span<EValue*>
+    "TensorMeta": (12, 4),  # ScalarType dtype_, Span<DimOrderType> dim_order_
+}
+
+#: schema/program.fbs TensorShapeDynamism.STATIC: sizes stay in the flatbuffer.
+_STATIC = 0
+#: schema/program.fbs TensorDataLocation.EXTERNAL: data in a .ptd, not the program.
+_EXTERNAL = 1
+#: The arena addresses replayed, modulo 8: aligned to 8 (malloc), and 4 past it.
+_BASE_RESIDUES = (0, 4)
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """One allocation from the arena: `what` (the runtime's object), `size` and `align`."""
+
+    part: str
+    what: str
+    size: int
+    align: int
+
+
+@dataclass(frozen=True)
+class ArenaPlan:
+    """What `ETModel::begin()` takes from its arena for one method, on the 32-bit board.
+
+    Attributes:
+        method: the method's name (ETModel loads the program's first).
+        planned: the memory plan's buffer sizes, bytes, in id order.
+        allocations: every allocation, in the order the runtime makes them.
+        total: arena bytes needed (largest over the base alignments replayed), padding
+            included, from the arena's start: `ETModel::arenaUsed()` after a load.
+        unknown: what the figure leaves out because it was not read (a backend's own
+            allocations, external data): non-empty means `total` is a lower bound.
+    """
+
+    method: str
+    planned: tuple[int, ...]
+    allocations: tuple[Allocation, ...]
+    total: int
+    unknown: tuple[str, ...]
+
+    def part_bytes(self) -> dict[str, int]:
+        """Bytes per part ("ETModel", "memory plan", "values", "delegates", "chains"),
+        without padding (padding is the rest of `total`)."""
+        out: dict[str, int] = {}
+        for a in self.allocations:
+            out[a.part] = out.get(a.part, 0) + a.size
+        return out
+
+
+def _replay(allocations: list[Allocation], base: int) -> int:
+    """End offset from an arena starting at address `base` (MemoryAllocator::allocate)."""
+    cur = base
+    for a in allocations:
+        cur = (cur + a.align - 1) & ~(a.align - 1)
+        cur += a.size
+    return cur - base
+
+
+def _list(part: str, type_name: str, n: int) -> Allocation:
+    """allocateList<T>(n): n * sizeof(T), aligned to alignof(T)."""
+    size, align = TYPES[type_name]
+    return Allocation(part, f"{type_name}[{n}]", n * size, align)
+
+
+def _instance(part: str, type_name: str) -> Allocation:
+    """allocateInstance<T>(): sizeof(T), aligned to alignof(T)."""
+    size, align = TYPES[type_name]
+    return Allocation(part, type_name, size, align)
+
+
+def method_arena(pte_bytes: bytes, reader: et_pte.ProgramReader, method: int = 0) -> ArenaPlan:
+    """The arena `ETModel` needs on the board for method number `method` of a program.
+
+    Args:
+        pte_bytes: the `.pte` file contents.
+        reader: the program reader of the library's schema (`et_pte.load_reader`).
+        method: the execution plan's index; ETModel loads the first (0).
+
+    Returns:
+        ArenaPlan; `total` is the figure for `<array>_arena_bytes`.
+
+    Raises:
+        et_pte.PteError: the bytes are not a readable program, there is no such method, or
+            a value, chain or argument index is out of range.
+    """
+    program = et_pte.read_program(pte_bytes, reader)  # validates the tables read below
+    if not 0 <= method < len(program.methods):
+        raise et_pte.PteError(f"the program has {len(program.methods)} methods, no method {method}")
+    data = bytes(pte_bytes)
+    schema = reader.schema
+    root = schema.Program.GetRootAs(data, 0)
+    plan = root.ExecutionPlan(method)
+    meta = program.methods[method]
+    guard = et_pte._Guard(data)  # the same bounds checks as read_program's
+    try:
+        return _method_arena(guard, schema, plan, meta)
+    except (struct.error, IndexError, ValueError, OverflowError, TypeError) as e:
+        raise et_pte.PteError(
+            f"offset {guard.pos}: {guard.what} points past the end of the {len(data)}-byte "
+            f"buffer ({e})"
+        ) from None
+
+
+def _method_arena(guard: Any, schema: Any, plan: Any, meta: et_pte.Method) -> ArenaPlan:
+    guard.table(plan, f"method {meta.name!r}")
+    where = f"method {meta.name!r}"
+    allocs: list[Allocation] = []
+    unknown: list[str] = []
+
+    # 1. ETModel::begin(): the planned-buffer table, then each buffer (default alignment).
+    sizes = [
+        int(plan.NonConstBufferSizes(j))
+        for j in guard.count(plan.NonConstBufferSizesLength(), f"{where} non_const_buffer_sizes")
+    ]
+    planned = tuple(sizes[1:])  # entry 0 is reserved (method_meta.cpp)
+    allocs.append(_list("ETModel", "Span<uint8_t>", len(planned)))
+    for i, size in enumerate(planned):
+        if size < 0:
+            raise et_pte.PteError(f"{where}: planned buffer {i} has size {size}")
+        allocs.append(Allocation("memory plan", f"planned buffer {i}", size, TYPES["void*"][1]))
+
+    # 2. Method::load: no temp allocator given, so a PlatformMemoryAllocator instance.
+    allocs.append(_instance("load_method", "PlatformMemoryAllocator"))
+
+    # 3. Method::parse_values.
+    n_value = guard.count(plan.ValuesLength(), f"{where} values")
+    allocs.append(_list("values", "EValue", len(n_value)))
+    if meta.inputs:
+        allocs.append(_list("values", "bool", len(meta.inputs)))
+    kinds = schema.KernelTypes
+    values: list[tuple[int, Any]] = []  # (KernelTypes, the table of its val)
+    for i in n_value:
+        value = guard.table(plan.Values(i), f"{where} value {i}")
+        kind = int(value.ValType())
+        union = value.Val()
+        table = None
+        if kind != kinds.NONE and kind != kinds.Null:
+            if union is None:
+                raise et_pte.PteError(f"offset {guard.pos}: {where} value {i} has no value")
+            cls = {
+                kinds.Tensor: schema.Tensor,
+                kinds.IntList: schema.IntList,
+                kinds.BoolList: schema.BoolList,
+                kinds.DoubleList: schema.DoubleList,
+                kinds.TensorList: schema.TensorList,
+                kinds.OptionalTensorList: schema.OptionalTensorList,
+            }.get(kind)
+            if cls is not None:
+                table = cls()
+                table.Init(union.Bytes, union.Pos)
+                guard.table(table, f"{where} value {i}")
+        values.append((kind, table))
+    external = sum(
+        1
+        for kind, t in values
+        if kind == kinds.Tensor
+        and t.ExtraTensorInfo() is not None
+        and int(t.ExtraTensorInfo().Location()) == _EXTERNAL
+        and t.AllocationInfo() is None
+    )
+    if external:
+        allocs.append(_list("values", "NamedData", external))
+        unknown.append(
+            f"{external} external constant tensors (a .ptd): ETModel passes no external "
+            "data, so loading fails"
+        )
+    dims: dict[int, int] = {}  # value index -> tensor rank
+    for i, (kind, t) in enumerate(values):
+        if kind == kinds.IntList:
+            n = t.ItemsLength()
+            allocs += [_list("values", "EValue*", n), _list("values", "int64_t", n)]
+            allocs.append(_instance("values", "BoxedEvalueList"))
+        elif kind in (kinds.BoolList, kinds.DoubleList, kinds.String):
+            allocs.append(_instance("values", "ArrayRef"))
+        elif kind == kinds.Tensor:
+            dim = t.SizesLength()
+            dims[i] = dim
+            if int(t.ShapeDynamism()) != _STATIC:
+                allocs += [_list("values", "SizesType", dim), _list("values", "DimOrderType", dim)]
+            allocs += [_list("values", "StridesType", dim), _instance("values", "TensorImpl")]
+        elif kind == kinds.TensorList:
+            n = t.ItemsLength()
+            allocs += [_list("values", "Tensor", n), _list("values", "EValue*", n)]
+            allocs.append(_instance("values", "BoxedEvalueList"))
+        elif kind == kinds.OptionalTensorList:
+            n = t.ItemsLength()
+            allocs += [_list("values", "EValue*", n), _list("values", "optional<Tensor>", n)]
+            allocs.append(_instance("values", "BoxedEvalueList"))
+
+    # 4. Method::init, delegates.
+    guard.at(plan, where)
+    n_delegate = plan.DelegatesLength()
+    allocs.append(_list("delegates", "BackendDelegate", n_delegate))
+    for j in guard.count(n_delegate, f"{where} delegates"):
+        delegate = guard.table(plan.Delegates(j), f"{where} delegate {j}")
+        if delegate.CompileSpecsLength():
+            allocs.append(_list("delegates", "CompileSpec", delegate.CompileSpecsLength()))
+        unknown.append(
+            f"delegate {j} ({guard.text(delegate.Id()) or 'unnamed'}): what its backend's "
+            "init() allocates"
+        )
+
+    # 5. Method::init, chains: the per-chain tables, then per instruction in order.
+    guard.at(plan, where)
+    n_chain = plan.ChainsLength()
+    allocs.append(_list("chains", "Chain", n_chain))
+    calls = {(c.chain, c.instruction): c.args for c in meta.kernel_calls}
+    delegate_calls = {(c.chain, c.instruction): c.args for c in meta.delegate_calls}
+    for c in guard.count(n_chain, f"{where} chains"):
+        chain = guard.table(plan.Chains(c), f"{where} chain {c}")
+        n_instr = chain.InstructionsLength()
+        allocs += [
+            _list("chains", "OpFunction", n_instr),
+            _list("chains", "InstructionArgs", n_instr),
+        ]
+        for k in range(n_instr):
+            if (c, k) in calls:
+                args = calls[(c, k)]
+                allocs.append(_list("chains", "EValue*", len(args)))
+                # resolve_operator: TensorMeta per argument, a dim order per tensor one.
+                allocs.append(_list("chains", "TensorMeta", len(args)))
+                allocs += [_list("chains", "DimOrderType", dims[a]) for a in args if a in dims]
+            elif (c, k) in delegate_calls:
+                allocs.append(_list("chains", "EValue*", len(delegate_calls[(c, k)])))
+
+    total = max(_replay(allocs, 8 + residue) for residue in _BASE_RESIDUES)
+    return ArenaPlan(meta.name, planned, tuple(allocs), total, tuple(unknown))
+
+
+def for_model_h(pte_bytes: bytes, reader: et_pte.ProgramReader) -> tuple[int | None, str]:
+    """`(arena_bytes, arena_note)` for `et_model_h.model_h`: the first method's figure, or
+    None and why there is none (the figure would leave out what `ArenaPlan.unknown` names).
+
+    Raises:
+        et_pte.PteError: see `method_arena`.
+    """
+    plan = method_arena(pte_bytes, reader)
+    if plan.unknown:
+        return None, "not derivable from the program alone: " + "; ".join(plan.unknown)
+    return plan.total, ""
