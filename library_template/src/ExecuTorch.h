@@ -43,5 +43,11 @@
 #include <executorch/runtime/executor/method.h>
 #include <executorch/runtime/executor/method_meta.h>
 #include <executorch/runtime/executor/program.h>
-#include <executorch/runtime/platform/platform.h>
 #include <executorch/runtime/platform/runtime.h>
+
+// Where the runtime's log lines go (the library's platform layer calls it;
+// by default they are dropped). A sketch that wants them defines it:
+//   void et_arduino_log(const char* line) { Serial.println(line); }
+// This declaration gives that definition C linkage, the name the platform
+// layer calls, whether or not the sketch writes extern "C" itself.
+extern "C" void et_arduino_log(const char* line);
