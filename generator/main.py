@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -126,6 +127,17 @@ def _board_keys() -> list[str]:
     return list(BOARDS)
 
 
+def _positive_seconds(text: str) -> float:
+    """`--timeout`'s value: a finite number of seconds above 0 (else argparse's error)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of seconds above 0")
+    return value
+
+
 def add_check_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The `check` verb's options (parsing imports none of its stages)."""
     check = verbs.add_parser(
@@ -137,10 +149,26 @@ def add_check_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser])
     add_list_option(
         check,
         "--sketch",
-        metavar="DIR",
-        help="check your own sketches (folders holding <folder>.ino) against the library: "
-        "compiled, sized and judged by each core's loader; run too when the folder has an "
-        "expected.yaml",
+        metavar="PATH",
+        help="check your own sketches instead of the library's examples: a sketch's folder "
+        "(holding <folder name>.ino) or that .ino file, anywhere; compiled, sized in both link "
+        "modes, run on the emulated board and the host, its serial output printed. Judged by "
+        "an expected.yaml beside it if there is one, else a run lasts until --timeout (or a "
+        "'=== DONE ===' line, its exit, a fault) and passes when it printed something with "
+        "no fault, no 'ERROR:' line and no sanitizer report. Not with --example",
+    )
+    add_list_option(
+        check,
+        "--expect",
+        metavar="TEXT",
+        help="with --sketch: some line of each run must contain TEXT (a TEXT cannot hold a comma)",
+    )
+    check.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        metavar="SECONDS",
+        help="with --sketch: how long each run may last (default: the expected.yaml's "
+        "timeout_seconds, else 10 s; without expected.yaml the timeout ends the run normally)",
     )
     check.add_argument(
         "--compiler",

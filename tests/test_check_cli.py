@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from check_fixtures import CORE_OBJECTS, HELLO_EXPECTED, HELLO_SKETCH, needs_tools, write_library
 
-from generator.errors import FatalError
 from generator.main import main
 
 pytestmark = needs_tools
@@ -172,44 +171,6 @@ def test_sigterm_stops_the_check_and_its_qemu(tmp_path: Path, cache_dir: Path) -
     for pid in qemu:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
-
-
-def test_a_users_sketch_is_checked_in_an_overlay_of_the_library(tmp_path: Path) -> None:
-    from generator.commands.check import sketch_overlay
-
-    lib = tmp_path / "Lib"
-    (lib / "src").mkdir(parents=True)
-    (lib / "src" / "a.h").write_text("int a;\n")
-    (lib / "library.properties").write_text("name=ExecuTorch\n")
-    (lib / "examples" / "Theirs").mkdir(parents=True)
-    mine = tmp_path / "Mine"
-    mine.mkdir()
-    (mine / "Mine.ino").write_text("void setup() {}\nvoid loop() {}\n")
-    run = tmp_path / "Run"
-    run.mkdir()
-    (run / "Run.ino").write_text("void setup() {}\nvoid loop() {}\n")
-    (run / "expected.yaml").write_text('must_print: ["=== DONE ==="]\n')
-    overlay = tmp_path / "overlay"
-    overlay.mkdir()
-    names, unexpected = sketch_overlay(lib, [mine, run], overlay)
-    assert (names, unexpected) == (["Mine", "Run"], ["Mine"])
-    # The library's own files are the library's (the object cache's entries are reused);
-    # its examples are not checked, the user's are.
-    assert (overlay / "src").resolve() == (lib / "src").resolve()
-    assert sorted(p.name for p in (overlay / "examples").iterdir()) == ["Mine", "Run"]
-    assert (overlay / "examples/Run/expected.yaml").resolve() == (run / "expected.yaml")
-    assert not (mine / "expected.yaml").exists()  # the user's folder is not written to
-
-
-def test_a_sketch_folder_without_its_ino_is_refused(tmp_path: Path) -> None:
-    from generator.commands.check import sketch_overlay
-
-    (tmp_path / "Lib" / "src").mkdir(parents=True)
-    (tmp_path / "Folder").mkdir()
-    (tmp_path / "Folder" / "Other.ino").write_text("")
-    (tmp_path / "o").mkdir()
-    with pytest.raises(FatalError, match="no Folder.ino in it"):
-        sketch_overlay(tmp_path / "Lib", [tmp_path / "Folder"], tmp_path / "o")
 
 
 def test_keep_and_update_docs_refuse_what_would_lose_or_hide_something(

@@ -6,6 +6,14 @@ included; M: the arena's size). When the arena is smaller than the method needs,
 fails with MemoryAllocationFailed (0x21) and the sketch prints an `ERROR:` line instead
 (ETModel: "load_method failed (0x21): the 8192-byte arena is too small", or "arena too
 small: <n> bytes for the <what>, <used> of <size> used").
+
+The host run (64-bit, under sanitizers) needs more arena than the board for the same
+program: the planned buffers are the same bytes on both, but what `load_method` allocates
+besides them (the runtime's tensor impls, pointer tables, ...) holds 8-byte pointers and
+`size_t`s on the host, 4-byte ones on the board (a model using 5,470 B on the emulated M33
+needed 8,166 B on the host, issue 18). A sketch's arena is its own array, which the check
+cannot resize, so when only the host run falls short, `host_arena_limit` reports it as the
+host's limitation (the "sanitize" stage skips, saying so), not as the sketch's error.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.check.expected import Expected
-from generator.check.run import RunOutput
+from generator.check.run import RunOutput, _crash
 from generator.check.stages import StageResult, Status
 
 _ARENA = re.compile(r"Arena: used (\d+) of (\d+) bytes")
@@ -102,4 +110,46 @@ def arena_stage(
             f"headroom {figures.headroom:,} bytes",
         ),
         figures,
+    )
+
+
+#: Start of the "sanitize" stage's summary when the host run fell short of arena only.
+HOST_LIMIT = "host limitation"
+
+
+def host_arena_limit(
+    host: RunOutput,
+    judged: StageResult,
+    emulated: RunOutput | None,
+    emulated_stage: StageResult | None,
+) -> StageResult:
+    """The "sanitize" stage, `judged` unless the host run failed only for want of arena.
+
+    That is: `judged` failed; the host run printed an arena shortfall (`load_method failed
+    (0x21)`, `arena too small`, `MemoryAllocationFailed`), with no crash, no sanitizer
+    report and no overflow; and the emulated run (`emulated`, judged `emulated_stage`)
+    passed without a shortfall. Then the sketch fits the board, and the result is a
+    skipped stage whose summary starts with `HOST_LIMIT`, naming the host's line and the
+    board's use (when the sketch printed `Arena: used N of M bytes`).
+
+    Returns:
+        `judged`, or the host-limitation stage (status SKIP, the host's last lines in its
+        details).
+    """
+    if judged.passed or emulated is None or emulated_stage is None or not emulated_stage.passed:
+        return judged
+    if host.overflowed or _crash(host) is not None:
+        return judged
+    shortfall = next((line for line in host.lines if _TOO_SMALL.search(line)), None)
+    if shortfall is None or any(_TOO_SMALL.search(line) for line in emulated.lines):
+        return judged
+    board = parse_arena(emulated.lines)
+    used = f" (it used {board.used:,} of {board.size:,} B there)" if board else ""
+    return StageResult(
+        judged.stage,
+        Status.SKIP,
+        f"{HOST_LIMIT}: the 64-bit host needs more arena than the board for this program "
+        f"({shortfall.strip()}); the emulated 32-bit run passed{used}, so the sketch fits "
+        "the board, but the sanitizers did not see its method run",
+        judged.details,
     )

@@ -9,8 +9,13 @@ stage by stage (the steps are the modules of `generator.check`):
    default link mode) with its sizes (`check/dynamic.py`);
 4. run on an emulated Cortex-M33 (QEMU mps2-an505), the Dynamic upload file run there as
    the board's loader would place it (`check/dynamic_run.py`), and once on the host under
-   AddressSanitizer + UBSan, compared with the example's expected.yaml (`check/run.py`);
+   AddressSanitizer + UBSan, compared with the example's expected.yaml (`check/run.py`); a
+   host run that fell short of arena only, where the emulated run passed, is the host's
+   limitation, not the sketch's error (`check/arena.py` `host_arena_limit`);
 5. the method arena measured in the emulated run (`check/arena.py`).
+
+`--sketch PATH` checks the user's own sketches instead of the library's examples, on an
+overlay of the library (`check/sketch.py`), and prints their serial output.
 
 Lint (`generator.lint`) runs first. `run_check` returns a `CheckReport` (`check/report.py`)
 with the Markdown and JSON forms; `sync` runs it on the regenerated library.
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -27,28 +33,34 @@ import signal
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 
 from generator.atomic import write_atomic
 from generator.boards import BOARDS, UNO_Q, Board
 from generator.cache import objects_dir
-from generator.check.arena import arena_stage
+from generator.check.arena import arena_stage, host_arena_limit, parse_arena
 from generator.check.compile import CompileResult, compile_example
 from generator.check.dynamic import dynamic_stage
 from generator.check.dynamic_run import dynamic_run_stage
-from generator.check.expected import read_expected
+from generator.check.expected import Expected, read_expected
 from generator.check.linkmodes import check_readme, update_readme, update_sketches
 from generator.check.model_check import model_check
 from generator.check.plan import library_examples, missing_sketches, plan_build
 from generator.check.report import CheckReport, ExampleReport
 from generator.check.run import judge_run, run_emulated, run_host, stop_children
 from generator.check.sizes import measure_elf, parse_arduino_cli, sizes_stage
+from generator.check.sketch import (
+    BAD_INPUT_EXIT,
+    resolve_sketches,
+    serial_output,
+    sketch_expected,
+    sketch_overlay,
+)
 from generator.check.stages import StageResult, Status
 from generator.check.toolchains import GCC_ARM, HOST, Toolchain, select_toolchain
 from generator.errors import FatalError
-from generator.layout import EXAMPLE_EXPECT_FILE
 from generator.lint import lint_library
 from generator.toolchain.objcache import ObjectCache
 from generator.userpaths import output_file
@@ -91,46 +103,6 @@ def _temporary() -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix="check-")
 
 
-def sketch_overlay(
-    library: Path, sketches: Sequence[Path], overlay: Path
-) -> tuple[list[str], list[str]]:
-    """A library at `overlay` whose examples are the user's `sketches` (each a folder holding
-    `<folder name>.ino`), the rest linked to `library`'s files (so the object cache's
-    entries for them are reused).
-
-    Returns:
-        the sketches' names, and those of them without an `expected.yaml` (each gets one
-        that nothing reads: they are not run).
-
-    Raises:
-        FatalError: a sketch folder is missing, has no `<name>.ino`, or two have one name.
-    """
-    names: list[str] = []
-    unexpected: list[str] = []
-    for entry in library.iterdir():
-        if entry.name != "examples":
-            (overlay / entry.name).symlink_to(entry.resolve())
-    for sketch in sketches:
-        folder = sketch.resolve()
-        name = folder.name
-        if not (folder / f"{name}.ino").is_file():
-            raise FatalError(
-                f"--sketch {sketch}: no {name}.ino in it; pass the sketch's folder (Arduino "
-                "names the main file after its folder)"
-            )
-        if name in names:
-            raise FatalError(f"--sketch: two sketches are named {name}; rename one folder")
-        names.append(name)
-        target = overlay / "examples" / name
-        target.mkdir(parents=True)
-        for item in folder.iterdir():
-            (target / item.name).symlink_to(item.resolve())
-        if not (folder / EXAMPLE_EXPECT_FILE).is_file():
-            unexpected.append(name)
-            (target / EXAMPLE_EXPECT_FILE).write_text('must_print: ["(not run)"]\n')
-    return names, unexpected
-
-
 def _materialize(folder: Path) -> None:
     """Replace every symbolic link below `folder` (the staged objects point into the object
     cache) by a copy of its target, so a kept build folder outlives the cache."""
@@ -171,6 +143,46 @@ def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise FatalError("stopped by SIGTERM", exit_code=128 + signal.SIGTERM)
 
 
+def _sketch_options(args: argparse.Namespace) -> dict[str, tuple[Path, Expected]]:
+    """`--sketch`, `--expect` and `--timeout`, checked before anything runs or is written.
+
+    Returns:
+        sketch name -> (its folder, what its runs must print); empty without `--sketch`.
+
+    Raises:
+        FatalError (exit code `sketch.BAD_INPUT_EXIT`): `--sketch` with `--example` or
+            `--update-docs`; `--expect` or `--timeout` without `--sketch`; `--expect` with
+            `--no-run`; a sketch path, name or expected.yaml that is refused
+            (`sketch.resolve_sketch`, `sketch.sketch_expected`).
+    """
+    paths = [Path(p) for p in getattr(args, "sketch", None) or []]
+    expect: list[str] = getattr(args, "expect", None) or []
+    timeout: float | None = getattr(args, "timeout", None)
+    if not paths:
+        if expect or timeout is not None:
+            raise FatalError(
+                "--expect and --timeout judge the run of your own sketch: use them with "
+                "--sketch PATH (an example's run is judged by its expected.yaml)",
+                exit_code=BAD_INPUT_EXIT,
+            )
+        return {}
+    if args.example or getattr(args, "update_docs", False):
+        raise FatalError(
+            "--sketch checks your own sketches against the library; it goes with neither "
+            "--example nor --update-docs (check the library's examples in another run)",
+            exit_code=BAD_INPUT_EXIT,
+        )
+    if expect and args.no_run:
+        raise FatalError(
+            "--expect asserts what a run prints, and --no-run runs nothing; drop one",
+            exit_code=BAD_INPUT_EXIT,
+        )
+    return {
+        folder.name: (folder, sketch_expected(folder, expect, timeout))
+        for folder in resolve_sketches(paths)
+    }
+
+
 def check(args: argparse.Namespace) -> int:
     """Run the check, print the Markdown report, write JSON / the step summary.
 
@@ -180,13 +192,20 @@ def check(args: argparse.Namespace) -> int:
     Lint runs first (`generator.lint`, the Library Manager's rules): its findings are
     entries of the report's errors, so a library the Library Manager would refuse fails.
 
+    With `--sketch`, the user's sketches are checked instead of the library's examples
+    (`check/sketch.py`); each one's serial output is printed before the report, the
+    report names the library (not the overlay it ran in), and each sketch's JSON entry
+    carries `"sketch": <its folder>`.
+
     Returns:
         0 when lint passed and every selected example passed every stage, else 1.
 
     Raises:
         FatalError: bad library, unknown example, missing tool (see `run_check`); the
-            JSON or step summary cannot be written; SIGTERM.
+            JSON or step summary cannot be written; SIGTERM; refused sketch options
+            (`_sketch_options`, exit code 2).
     """
+    sketches = _sketch_options(args)
     if args.example and getattr(args, "update_docs", False):
         raise FatalError(
             "--update-docs writes every example's row: run it without --example (the "
@@ -199,48 +218,51 @@ def check(args: argparse.Namespace) -> int:
     readme = args.library.resolve() / "README.md"
     if getattr(args, "update_docs", False):
         check_readme(readme)  # before the check runs, not after
-    sketches = [Path(p) for p in getattr(args, "sketch", None) or []]
-    if sketches and (args.example or getattr(args, "update_docs", False)):
-        raise FatalError(
-            "--sketch checks your own sketches against the library; it goes with neither "
-            "--example nor --update-docs"
-        )
     lint = lint_library(args.library)
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm) if main_thread else None
     try:
         with contextlib.ExitStack() as stack:
-            library, examples, run = args.library.resolve(), args.example, not args.no_run
+            library, examples = args.library.resolve(), args.example
             if sketches:
-                overlay = Path(stack.enter_context(_temporary()))
-                examples, unexpected = sketch_overlay(library, sketches, overlay)
-                library = overlay
-                if unexpected and run:
-                    print(
-                        f"note: {', '.join(unexpected)} has no expected.yaml (what a run must "
-                        "print), so nothing is run: compiled, sized and judged by the loader"
+                if not library.is_dir():
+                    raise FatalError(
+                        f"{library} is not a folder; pass the generated library's root"
                     )
-                    run = False
+                overlay = Path(stack.enter_context(_temporary()))
+                examples = sketch_overlay(
+                    library, [folder for folder, _ in sketches.values()], overlay
+                )
+                library = overlay
             report = run_check(
                 library,
                 examples=examples,
                 compiler=args.compiler,
-                run=run,
+                run=not args.no_run,
                 cache_dir=cache_dir,
                 board=BOARDS[getattr(args, "board", "unoq")],
                 keep=keep,
+                expectations={name: expected for name, (_, expected) in sketches.items()},
             )
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
+    report.library = args.library.resolve()
     report.errors[:0] = [f"lint: {finding}" for finding in lint.findings]
+    for example in report.examples:
+        if example.name in sketches:
+            print(serial_output(example), end="")
     markdown = report.to_markdown()
     print(markdown)
+    data = report.to_dict()
+    for entry in data["examples"]:
+        if entry["example"] in sketches:
+            entry["sketch"] = str(sketches[entry["example"]][0])
     if getattr(args, "update_docs", False):
-        update_readme(readme, report.to_dict())
-        update_sketches(args.library.resolve() / "examples", report.to_dict())
+        update_readme(readme, data)
+        update_sketches(args.library.resolve() / "examples", data)
     if json_path is not None:
-        _write_json(json_path, report.to_dict())
+        _write_json(json_path, data)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         _append_summary(summary, markdown)
@@ -256,6 +278,7 @@ def run_check(
     cache_dir: Path | None = None,
     board: Board = UNO_Q,
     keep: Path | None = None,
+    expectations: Mapping[str, Expected] | None = None,
 ) -> CheckReport:
     """Check the examples of the generated library at `library` (stages 1-5).
 
@@ -270,6 +293,8 @@ def run_check(
             it is compiled for.
         keep: a folder to keep each example's build folder in (`keep/<example>/`);
             None: they go to a temporary folder that is removed at the end.
+        expectations: example name -> what its runs must print, instead of its
+            expected.yaml (a user's sketch, `check/sketch.py`).
 
     Returns:
         the report; `.passed` is True only when every selected example passed every
@@ -319,7 +344,16 @@ def run_check(
         work = keep if keep is not None else Path(stack.enter_context(_temporary()))
         for name in names:
             report.examples.append(
-                _check_example(library, name, toolchain, board, run, cache, work)
+                _check_example(
+                    library,
+                    name,
+                    toolchain,
+                    board,
+                    run,
+                    cache,
+                    work,
+                    (expectations or {}).get(name),
+                )
             )
     if keep is not None:
         for name in names:
@@ -338,11 +372,14 @@ def _check_example(
     run: bool,
     cache: ObjectCache,
     work: Path,
+    expected: Expected | None = None,
 ) -> ExampleReport:
+    """Stages 2-5 of the example `name`, judged by `expected` (None: its expected.yaml)."""
     start = time.monotonic()
     report = ExampleReport(name)
     plan = plan_build(library, name)
-    expected = read_expected(library / plan.sketch_dir)
+    if expected is None:
+        expected = read_expected(library / plan.sketch_dir)
 
     # Stage 2: compile (and stage 3: sizes) with the chosen back end.
     built = compile_example(toolchain, plan, work / name / toolchain.name, cache)
@@ -393,12 +430,20 @@ def _check_example(
     if host.build.ok and host.build.binary is not None:
         out = run_host(host.build.binary, timeout, expected.must_not_print)
         report.runs.append(out)
-        report.stages.append(judge_run(out, expected, "sanitize"))
+        # A host that fell short of arena where the board did not is the host's limit.
+        report.stages.append(
+            host_arena_limit(
+                out, judge_run(out, expected, "sanitize"), emulated, report.stage("run")
+            )
+        )
     else:
         report.stages.append(
             StageResult("sanitize", Status.FAIL, "host build failed", host.stage.details)
         )
 
+    if not expected.until_done and emulated is not None and parse_arena(emulated.lines):
+        # A sketch without expected.yaml that prints its arena has it measured too.
+        expected = dataclasses.replace(expected, arena=True)
     stage, figures = arena_stage(emulated, expected)
     report.stages.append(stage)
     report.arena = figures
