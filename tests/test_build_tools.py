@@ -1,21 +1,20 @@
-"""The tools a library ships in extras/tools: ours, and the ref's model-conversion scripts.
+"""The tools a library ships in extras/tools: ours, and the ref's MFCC script.
 
-The ref's `examples/arduino/export_model.py` and `generate_test_input.py` are copied from the
-checkout at build time (an optional copy rule in vendored/executorch.yaml); a ref without them
-still builds, says so, and records it in extras/PROVENANCE.txt.
+The ref's `examples/arduino/generate_test_input.py` is copied from the checkout at build time
+(an optional copy rule in vendored/executorch.yaml); a ref without it still builds, says so,
+and records it in extras/PROVENANCE.txt. The ref's `export_model.py` (its KeywordSpotting
+recipe) is not shipped: `extras/tools/export_model.py` is ours, the general exporter.
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from et_fixture import FIXTURE_PTE, REF_TOOLS, Upstream
+from et_fixture import REF_TOOLS, Upstream
 
 from generator.build.components import CopyRule, load_component
 from generator.build.vendor import apply_rule
@@ -26,7 +25,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 OUR_TOOLS = sorted(p.name for p in (REPO_ROOT / "extras" / "tools").glob("*.py"))
 #: The program reader generated from the ref's schema (generator/build/reader.py).
 READER = "pte_schema"
-REF_SCRIPTS = ("export_model.py", "generate_test_input.py")
+REF_SCRIPTS = ("generate_test_input.py",)
 
 
 class NoteRecorder:
@@ -54,35 +53,17 @@ def test_ref_conversion_scripts_ship_beside_ours(tmp_path: Path, upstream: Upstr
     assert sorted(p.name for p in tools.iterdir()) == sorted([*OUR_TOOLS, *REF_SCRIPTS, READER])
     for name in REF_SCRIPTS:
         assert (tools / name).read_text() == REF_TOOLS[f"examples/arduino/{name}"]
-    # The ref's pte_to_header.py does not ship: ours (which validates models) does.
+    # The ref's pte_to_header.py and export_model.py do not ship: ours do (the ref's fixture
+    # has both).
+    assert "examples/arduino/export_model.py" in REF_TOOLS
+    assert "MODULE:FACTORY" in (tools / "export_model.py").read_text()
     for name in OUR_TOOLS:
         assert (tools / name).read_bytes() == (REPO_ROOT / "extras" / "tools" / name).read_bytes()
     provenance = (lib / "extras" / "PROVENANCE.txt").read_text()
     assert f"extras/tools:     {', '.join(OUR_TOOLS)} (the generator's)" in provenance
     assert (
-        "  extras/tools/ from ExecuTorch examples/arduino/: export_model.py, generate_test_input.py"
-        in provenance
+        "  extras/tools/ from ExecuTorch examples/arduino/: generate_test_input.py\n" in provenance
     )
-
-
-def test_ref_export_script_uses_our_pte_to_header(tmp_path: Path, upstream: Upstream) -> None:
-    # The ref's export_model.py does `from pte_to_header import to_header`; beside it is ours.
-    tools = build(tmp_path).out / "extras" / "tools"
-    pte = FIXTURE_PTE / "AddModel.pte"
-    exported = subprocess.run(
-        [sys.executable, str(tools / "export_model.py"), str(pte)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    header = tmp_path / "model.h"
-    subprocess.run(
-        [sys.executable, str(tools / "pte_to_header.py"), str(pte), "-o", str(header)],
-        capture_output=True,
-        check=True,
-    )
-    assert exported == header.read_text().replace(pte.name, "the exported model")
-    assert "alignas(16)" in exported
 
 
 def test_ref_without_the_scripts_still_builds(tmp_path: Path, upstream: Upstream) -> None:
@@ -94,29 +75,15 @@ def test_ref_without_the_scripts_still_builds(tmp_path: Path, upstream: Upstream
     tools = lib / "extras" / "tools"
     assert sorted(p.name for p in tools.iterdir()) == sorted([*OUR_TOOLS, READER])
     assert any(
-        "has none of examples/arduino/{export_model.py,generate_test_input.py}" in note
+        "has none of examples/arduino/{generate_test_input.py}" in note
         and "extras/tools/ ships without them" in note
         for note in reporter.notes
     ), reporter.notes
     provenance = (lib / "extras" / "PROVENANCE.txt").read_text()
     assert (
         "  extras/tools/ from ExecuTorch examples/arduino/: none (this ref has no "
-        "export_model.py, generate_test_input.py)" in provenance
+        "generate_test_input.py)" in provenance
     )
-
-
-def test_ref_with_one_script_ships_it(tmp_path: Path, upstream: Upstream) -> None:
-    upstream.commit_executorch(
-        {}, "export only", remove=("examples/arduino/generate_test_input.py",)
-    )
-    reporter = NoteRecorder()
-    lib = build(tmp_path, reporter).out
-    assert sorted(p.name for p in (lib / "extras" / "tools").iterdir()) == sorted(
-        [*OUR_TOOLS, "export_model.py", READER]
-    )
-    assert not [n for n in reporter.notes if "ships without them" in n]
-    provenance = (lib / "extras" / "PROVENANCE.txt").read_text()
-    assert "  extras/tools/ from ExecuTorch examples/arduino/: export_model.py\n" in provenance
 
 
 def test_optional_rule_with_no_folder_copies_nothing(tmp_path: Path) -> None:

@@ -289,25 +289,17 @@ def test_user_model_runs_on_the_emulated_board(real_main: BuildResult, tmp_path:
     assert vs_quantized <= QUANTIZED_TOLERANCE_STEPS * exported.output_scale + 1e-6
 
 
-def test_ref_conversion_scripts_ship(real_main: BuildResult) -> None:
+def test_conversion_scripts_ship(real_main: BuildResult) -> None:
     tools = real_main.out / "extras" / "tools"
-    assert "CortexMQuantizer" in (tools / "export_model.py").read_text()
+    # Ours, the general exporter, not the ref's KeywordSpotting recipe (not shipped).
+    assert "MODULE:FACTORY" in (tools / "export_model.py").read_text()
     assert "def wav_to_mfcc" in (tools / "generate_test_input.py").read_text()
     provenance = (real_main.out / "extras" / "PROVENANCE.txt").read_text()
-    assert (
-        "extras/tools/ from ExecuTorch examples/arduino/: export_model.py, generate_test_input.py"
-        in provenance
-    )
+    assert "extras/tools/ from ExecuTorch examples/arduino/: generate_test_input.py\n" in provenance
 
 
 def test_export_model_help_runs_from_the_library(real_main: BuildResult) -> None:
-    # What users are told to run first. It imports the exporter and soundfile before parsing
-    # its options, and `from pte_to_header import to_header` (ours, beside it).
-    missing = _exporter_unavailable() or (
-        None if importlib.util.find_spec("soundfile") else "soundfile is not installed"
-    )
-    if missing:
-        pytest.skip(f"{missing}; scripts/install-deps installs what export_model.py imports")
+    # What users are told to run first; --help imports neither torch nor executorch.
     proc = subprocess.run(
         [sys.executable, str(real_main.out / "extras/tools/export_model.py"), "--help"],
         capture_output=True,
@@ -316,4 +308,4 @@ def test_export_model_help_runs_from_the_library(real_main: BuildResult) -> None
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "--checkpoint" in proc.stdout and "--output" in proc.stdout
+    assert "--input-shape" in proc.stdout and "--quantize" in proc.stdout
