@@ -1,8 +1,9 @@
 """What changed between two generated libraries: the kernels they register, the sizes `check`
-measured, and the upstream commits between their pins. Sync compares the regenerated library
+measured and its instructions per inference on the emulated Cortex-M33, and the upstream
+commits between their pins. Sync compares the regenerated library
 with the base branch's, release a tagged commit with the previous tag's; the kernels and pins
-come from each library's facts (`generator.facts.LibraryFacts`), the sizes from its check
-report.
+come from each library's facts (`generator.facts.LibraryFacts`), the sizes and instruction
+counts from its check report.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from generator.urls import UPSTREAM_COMPARE as UPSTREAM_COMPARE
 
 @dataclass(frozen=True)
 class SizeRow:
-    """One measured size and its change against the base branch's library.
+    """One measured figure and its change against the base branch's library.
 
     Attributes:
-        example: sketch name; metric: e.g. "flash" or "ram" (bytes);
-        value: this library's size (B); base: the base branch's (B), or None if unknown.
+        example: sketch name; metric: e.g. "flash" or "ram" (bytes), or `INSTRUCTIONS`
+            (instructions per inference);
+        value: this library's figure (B, or instructions); base: the base branch's, or None
+            if unknown.
     """
 
     example: str
@@ -34,7 +37,7 @@ class SizeRow:
 
     @property
     def delta(self) -> int | None:
-        """value - base (B), or None without a base."""
+        """value - base (in the metric's unit), or None without a base."""
         return None if self.base is None else self.value - self.base
 
 
@@ -114,4 +117,78 @@ def size_table(rows: Sequence[SizeRow], this: str, base: str) -> list[str]:
             for row in rows
         ),
         align="llrrr",
+    )
+
+
+#: The metric of a check report's instructions per inference: `examples[].timing`'s
+#: `instructions_per_inference` (generator/check/timing.py), counted on the emulated Cortex-M33.
+INSTRUCTIONS = "instructions_per_inference"
+
+#: What the instruction tables say under them: what the count is and how close.
+INSTRUCTIONS_NOTE = (
+    "Instructions of one inference on the emulated Cortex-M33 (QEMU mps2-an505 counting "
+    "instructions, `-icount shift=0`), from each example's last `Inference: N us` line: "
+    "N × 1,000, to within 1,000, the same on every run. A count, not the board's time (that "
+    "also depends on its clock, flash wait states and cycles per instruction)."
+)
+
+
+def _instructions_in(report: Mapping[str, Any]) -> Iterator[tuple[str, int]]:
+    """(example, instructions per inference) of each example whose `timing` has a count."""
+    for example in report.get("examples") or []:
+        if not isinstance(example, Mapping):
+            continue
+        timing = example.get("timing")
+        value = timing.get(INSTRUCTIONS) if isinstance(timing, Mapping) else None
+        if isinstance(value, int) and not isinstance(value, bool):
+            yield str(example.get("example") or example.get("name") or "library"), value
+
+
+def instruction_rows(report: Mapping[str, Any], base: Mapping[str, Any] | None) -> list[SizeRow]:
+    """Instructions per inference of this check report's examples, with the base's.
+
+    Args:
+        report: `CheckReport.to_dict()` of the new library; an example without a count (its
+            sketch prints no `Inference: N us` line, or it was not run) has no row.
+        base: the same from the base branch's (or previous tag's) extras/check_report.json,
+            or None; a base example without a count gives `base` None (no delta), never 0.
+    Returns:
+        Rows with metric `INSTRUCTIONS`, value and base in instructions, in report order.
+    """
+    before = dict(_instructions_in(base)) if base else {}
+    rows: list[SizeRow] = []
+    for example, value in _instructions_in(report):
+        if all(row.example != example for row in rows):
+            rows.append(SizeRow(example, INSTRUCTIONS, value, before.get(example)))
+    return rows
+
+
+def _change(row: SizeRow) -> str:
+    """`+12,000 (+0.1%)`, `±0`, or `n/a` without a base; no percentage of a zero base."""
+    if row.delta is None or row.base is None:
+        return "n/a"
+    if row.delta == 0 or row.base == 0:
+        return signed(row.delta)
+    return f"{signed(row.delta)} ({row.delta * 100 / row.base:+.1f}%)"
+
+
+def instruction_table(rows: Sequence[SizeRow], this: str, base: str) -> list[str]:
+    """The instruction counts as table lines: example, this library's, the base's, the change
+    (with its percentage of the base's).
+
+    Args:
+        rows: `instruction_rows`; this, base: the titles of the two count columns.
+    """
+    return table(
+        ["Example", f"{this}: instructions per inference", base, "Delta"],
+        (
+            [
+                row.example,
+                f"{row.value:,}",
+                "n/a" if row.base is None else f"{row.base:,}",
+                _change(row),
+            ]
+            for row in rows
+        ),
+        align="lrrr",
     )

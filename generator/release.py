@@ -30,9 +30,12 @@ from git import Repo
 from generator import git as g
 from generator.atomic import write_atomic
 from generator.compare import (
+    INSTRUCTIONS_NOTE,
     UPSTREAM_COMMIT,
     UPSTREAM_COMPARE,
     SizeRow,
+    instruction_rows,
+    instruction_table,
     kernels_only_in,
     size_rows,
     size_table,
@@ -328,7 +331,9 @@ class ReleaseFacts:
         (Each from the library's facts, `generator.facts`: extras/library.json, or an older
         library's executorch_pin.txt, extras/PROVENANCE.txt and codegen sources.)
         sizes: per example and metric, bytes here and at the previous tag (None: not
-            measured there); has_report / previous_has_report: whether
+            measured there); instructions: per example, instructions per inference on the
+            emulated Cortex-M33 here and at the previous tag (`compare.instruction_rows`);
+            has_report / previous_has_report: whether
             extras/check_report.json exists at each.
     """
 
@@ -343,6 +348,7 @@ class ReleaseFacts:
     kernels: list[str]
     previous_kernels: list[str]
     sizes: list[SizeRow] = field(default_factory=list)
+    instructions: list[SizeRow] = field(default_factory=list)
     has_report: bool = False
     previous_has_report: bool = False
 
@@ -389,6 +395,7 @@ def gather_facts(
         kernels=list(here.kernels),
         previous_kernels=list(before.kernels) if before else [],
         sizes=size_rows(report, previous_report) if report else [],
+        instructions=instruction_rows(report, previous_report) if report else [],
         has_report=report is not None,
         previous_has_report=previous_report is not None,
     )
@@ -432,7 +439,8 @@ def _upgrading(f: ReleaseFacts) -> list[str]:
 
 
 def render_notes(f: ReleaseFacts) -> str:
-    """The release notes (Markdown): Upgrading, ExecuTorch pin, operators, sizes."""
+    """The release notes (Markdown): Upgrading, ExecuTorch pin, operators, sizes, instructions
+    per inference (when the check report has them)."""
     since = f.previous_tag or "the previous release"
     lines = [f"# ExecuTorch Arduino library {f.version}", ""]
     lines += _upgrading(f)
@@ -473,6 +481,14 @@ def render_notes(f: ReleaseFacts) -> str:
             lines += ["", "First release: no deltas."]
         elif not f.previous_has_report:
             lines += ["", f"{f.previous_tag} has no `{CHECK_REPORT_FILE}`, so there are no deltas."]
+    if f.instructions:
+        lines += ["", "## Instructions per inference", ""]
+        lines += instruction_table(f.instructions, f.version, f.previous_tag or "previous")
+        lines += ["", INSTRUCTIONS_NOTE]
+        if f.previous_tag is None:
+            lines[-1] += " First release: no deltas."
+        elif f.previous_has_report and all(row.base is None for row in f.instructions):
+            lines[-1] += f" {f.previous_tag}'s check report has no instruction counts: no deltas."
     return "\n".join(lines) + "\n"
 
 

@@ -216,14 +216,19 @@ class FakeReport:
     passed: bool
     flash: int
     ram: int
+    instructions: int | None = None  # per inference (timing.py); None: no `Inference:` line
 
     def to_dict(self) -> dict[str, Any]:
+        timing = (
+            None if self.instructions is None else {"instructions_per_inference": self.instructions}
+        )
         return {
             "passed": self.passed,
             "examples": [
                 {
                     "example": "AddModel",
                     "sizes": {"flash": self.flash, "ram": self.ram},
+                    "timing": timing,
                     "runs": [
                         {"kind": "host", "last_lines": ["host run"]},
                         {"kind": "emulated", "last_lines": ["=== AddModel ===", "[2, 3, 4]"]},
@@ -244,12 +249,13 @@ class FakeCheck:
     passed: bool = True
     flash: int = 100_000
     ram: int = 20_000
+    instructions: int | None = None
     checked: list[Path] = field(default_factory=list)
 
     def __call__(self, library: Path, options: Any) -> FakeReport:
         self.checked.append(library)
         assert (library / "library.properties").is_file()
-        return FakeReport(self.passed, self.flash, self.ram)
+        return FakeReport(self.passed, self.flash, self.ram, self.instructions)
 
 
 def report_in(bare: Path, rev: str) -> dict[str, Any]:

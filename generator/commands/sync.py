@@ -40,7 +40,7 @@ from generator.cache import default_cache_dir
 from generator.check.linkmodes import link_modes_markdown, update_sketches
 from generator.commands.build import BuildOptions, BuildResult, build_library, options_from_args
 from generator.commands.check import run_check
-from generator.compare import size_rows
+from generator.compare import instruction_rows, size_rows
 from generator.errors import FatalError
 from generator.facts import facts_in_folder
 from generator.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME, SYNC_PREFIX
@@ -756,6 +756,7 @@ def _facts(
         check_markdown=report.to_markdown().strip(),
         check_passed=report.passed,
         sizes=size_rows(report_dict, base_report),
+        instructions=instruction_rows(report_dict, base_report),
         runs=emulated_runs(report_dict),
         base_has_report=base_report is not None,
         branch=branch,

@@ -12,9 +12,11 @@ from typing import Any
 
 from generator.build.render import render
 from generator.compare import (
+    INSTRUCTIONS_NOTE,
     UPSTREAM_COMMIT,
     UPSTREAM_COMPARE,
     SizeRow,
+    instruction_table,
     kernels_only_in,
     size_table,
 )
@@ -61,7 +63,9 @@ class PullRequestFacts:
         op_set: the selected operators; kernels / base_kernels: registered kernel names.
         added, removed, changed: generated files added/removed/changed against the base.
         check_passed, check_markdown: the check's verdict and report as Markdown;
-        sizes: size rows with deltas; runs: (example, output lines) of the emulated runs;
+        sizes: size rows with deltas; instructions: instructions per inference on the
+        emulated Cortex-M33 with deltas (`compare.instruction_rows`; empty: no example
+        printed an `Inference: N us` line); runs: (example, output lines) of the emulated runs;
         base_has_report: whether the base carried extras/check_report.json.
         branch, base: the sync branch and the base branch.
         ci_note: Markdown shown as a warning at the top (`workflow_token_note`), or None.
@@ -90,6 +94,7 @@ class PullRequestFacts:
     check_markdown: str
     check_passed: bool = True
     sizes: list[SizeRow] = field(default_factory=list)
+    instructions: list[SizeRow] = field(default_factory=list)
     runs: list[tuple[str, list[str]]] = field(default_factory=list)
     base_has_report: bool = False
     branch: str = ""
@@ -171,6 +176,9 @@ def render_body(facts: PullRequestFacts) -> str:
         compare=compare,
         previous_pin=inline_code(facts.base_pin or ""),
         sizes="\n".join(size_table(facts.sizes, "This PR", f"`{facts.base}`")),
+        instructions="\n".join(instruction_table(facts.instructions, "This PR", f"`{facts.base}`")),
+        instructions_note=INSTRUCTIONS_NOTE,
+        instructions_base=any(row.base is not None for row in facts.instructions),
         fence=code_fence,
         upstream=upstream_markdown(facts.upstream) if facts.upstream is not None else "",
     )
