@@ -15,13 +15,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import et_model_h
 import pytest
 from et_fixture import FIXTURE_PTE
 
 from generator.boards import UNO_Q
 from generator.toolchain.gcc import arm_gcc
-
-import et_model_h
 
 COMPILER = arm_gcc(UNO_Q.cpu_flags)
 pytestmark = pytest.mark.skipif(
@@ -84,7 +83,8 @@ def _link(folder: Path, sources: list[Path], relocatable: bool) -> Path:
 
 
 def _definitions(elf: Path) -> dict[str, list[int]]:
-    """Defined symbols of `elf` by name: the size of each definition (nm -S -C: a file-local copy is _ZL9model_pte)."""
+    """Defined symbols of `elf` by name: the size of each definition (nm -S, demangled: a
+    file-local copy is _ZL9model_pte)."""
     text = subprocess.run(
         ["arm-none-eabi-nm", "-S", "-C", str(elf)], check=True, capture_output=True, text=True
     ).stdout
