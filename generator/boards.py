@@ -1,5 +1,9 @@
 """Board budgets: the one table of what a target offers a sketch.
 
+`BOARDS` holds the boards the check runs (the CI matrix's keys, `check --board KEY`): the UNO Q
+only, until the check runs the others. `ZEPHYR_BOARDS` is every board of the arduino:zephyr core
+(FQBN, CPU flags, flash, RAM, LLEXT heap, emulator, each with its source; see its comments).
+
 Source of the UNO Q figures: arduino-cli's size report for
 `arduino:zephyr:unoq:link_mode=static` ("Sketch uses ... of 786432 bytes", "Global
 variables use ... of 262144 bytes"); the MCU is an STM32U585 (Cortex-M33 with FPU).
@@ -45,3 +49,277 @@ UNO_Q = Board(
 )
 
 BOARDS: dict[str, Board] = {"unoq": UNO_Q}
+
+
+# --- every board of the arduino:zephyr core --------------------------------------------------
+
+#: Where the table's facts come from (each row's `source` names the files it read there).
+#: - boards.txt: arduino/ArduinoCore-zephyr `boards.txt` at 03c7e065 (the newest the search
+#:   index holds; 15 boards, the first with `unor4wifi` and `ventunoq`; its date was not
+#:   read). It states `build.mcu`, `build.fpu`, `build.float-abi`, `upload.maximum_size` and
+#:   `upload.maximum_data_size` only for `unor4wifi` and `ventunoq`; for every other board they
+#:   are generated into `boards.local.txt` ("VALUES IN THIS FILE WILL HAVE NO EFFECT"), which
+#:   is in no source.
+#: - variants: `variants/<variant>/<variant>.conf` (`CONFIG_LLEXT_HEAP_SIZE` KiB, `CONFIG_FPU`)
+#:   and `.overlay` (the `user_sketch` partition) at Stars1233/ArduinoCore-zephyr b5c2013
+#:   (2026-08-21, a mirror of upstream `main`, whose boards.txt has the 15 boards but
+#:   `unor4wifi` and `ventunoq`); `loader/prj.conf` there has `CONFIG_LLEXT_HEAP_SIZE=32`,
+#:   which a variant that does not set it gets. The Ventuno Q's `.conf` was read from
+#:   upstream at f0537655; the UNO R4 WiFi's variant (`arduino_uno_r4_r7fa4m1ab3cfm`) is in
+#:   no source read.
+#: - CPU flags: Zephyr `cmake/gcc-m-cpu.cmake` (012b224e: `-mcpu` from the CPU and
+#:   `CONFIG_ARMV8_M_DSP`, `CONFIG_ARMV8_1_M_MVEI`/`MVEF`) and `cmake/gcc-m-fpu.cmake`
+#:   (2b580a33: fpv4-sp-d16 on M4, fpv5-[sp-]d16 on M7/M33 by
+#:   `CONFIG_CPU_HAS_FPU_DOUBLE_PRECISION`, `auto` on M55/M85), applied to the SoC Kconfig
+#:   (zephyrproject-rtos/zephyr, commit per row). `-mfloat-abi=hard` when `CONFIG_FPU=y`: the
+#:   UNO Q's flags above and boards.txt's explicit `build.float-abi=-mfloat-abi=hard` rows
+#:   agree; Zephyr's FP ABI choice itself was not re-read. No FPU enabled (`CONFIG_FPU` set
+#:   by none of the variant, the board defconfig, the SoC) gives `-mfloat-abi=soft`.
+#:   The arduino/zephyr fork the core builds with (`west.yml`: zephyr-arduino-v4.2.0, later
+#:   v4.4.1) was not read; upstream Zephyr stands in for it.
+#: - flash: boards.txt `upload.maximum_size` where stated, else the variant's `user_sketch`
+#:   partition size (for the UNO Q that is 768 KiB = 786,432, the figure arduino-cli reports).
+#:   RAM: `upload.maximum_data_size` where stated (the UNO Q: see `UNO_Q` above), else
+#:   unknown: no source gives the RAM a sketch's globals get.
+#: - emulator: a QEMU machine whose CPU runs code built with the row's flags
+#:   (generator/check/arduino_core/board/<machine file>.c/.ld): Cortex-M33 on mps2-an505,
+#:   Cortex-M7 on mps2-an500, Cortex-M4 on mps2-an386, Cortex-M55/M85 on mps3-an547; none for
+#:   the Cortex-M0+ (QEMU 7.2's `-M help` lists no M0+ machine).
+ZEPHYR_CORE_BOARDS_TXT = "arduino/ArduinoCore-zephyr boards.txt@03c7e065"
+ZEPHYR_CORE_VARIANTS = "Stars1233/ArduinoCore-zephyr variants/@b5c2013"
+
+#: The link modes of every arduino:zephyr board (boards.txt `menu.link_mode`: `dynamic` and
+#: `static` on all 15 boards).
+LINK_MODES = ("static", "dynamic")
+
+
+@dataclass(frozen=True)
+class Emulator:
+    """A QEMU machine the check can boot a board's firmware on.
+
+    Attributes:
+        machine: the `qemu-system-arm -M` name.
+        cpu: the machine's CPU (QEMU's default CPU type for it).
+        board_file: the stem of its board half, `generator/check/arduino_core/board/<stem>.c`
+            and `.ld`.
+    """
+
+    machine: str
+    cpu: str
+    board_file: str
+
+
+EMULATORS: dict[str, Emulator] = {
+    "mps2-an505": Emulator("mps2-an505", "cortex-m33", "mps2_an505"),
+    "mps2-an386": Emulator("mps2-an386", "cortex-m4", "mps2_an386"),
+    "mps2-an500": Emulator("mps2-an500", "cortex-m7", "mps2_an500"),
+    "mps3-an547": Emulator("mps3-an547", "cortex-m55", "mps3_an547"),
+}
+
+
+@dataclass(frozen=True)
+class ZephyrBoard:
+    """One board of the arduino:zephyr core, as its variant builds a sketch.
+
+    Attributes:
+        key: the board id in boards.txt (`giga`); the FQBN is `arduino:zephyr:<key>`.
+        name: boards.txt `<key>.name`.
+        variant: boards.txt `build.variant` (the folder under `variants/`).
+        zephyr_board: boards.txt `build.zephyr_target` (the Zephyr board it is built for).
+        soc: the SoC (and core) the Zephyr board runs the sketch on.
+        cpu: the CPU core (`cortex-m7`).
+        cpu_flags: GCC flags selecting CPU, FPU and float ABI, for Debian's GCC 12.
+        cpu_note: how `cpu_flags` were derived, and what Zephyr itself passes if different.
+        flash_bytes: flash for a sketch, bytes; None when no source gives it.
+        ram_bytes: RAM for a sketch's globals, bytes; None when no source gives it.
+        llext_heap_bytes: the Dynamic mode's LLEXT heap (`CONFIG_LLEXT_HEAP_SIZE` KiB x 1024);
+            None when the variant's configuration was not read.
+        emulator: the `EMULATORS` key the check runs it on; None: compiled and sized only.
+        source: the files (and commits) every figure of the row was read from.
+    """
+
+    key: str
+    name: str
+    variant: str
+    zephyr_board: str
+    soc: str
+    cpu: str
+    cpu_flags: tuple[str, ...]
+    cpu_note: str
+    flash_bytes: int | None
+    ram_bytes: int | None
+    llext_heap_bytes: int | None
+    emulator: str | None
+    source: str
+
+    def fqbn(self, link_mode: str = "static") -> str:
+        """arduino-cli's FQBN for `link_mode` (one of `LINK_MODES`).
+
+        Raises:
+            ValueError: `link_mode` is not one of `LINK_MODES`.
+        """
+        if link_mode not in LINK_MODES:
+            raise ValueError(f"link mode {link_mode!r} is not one of {', '.join(LINK_MODES)}")
+        return f"arduino:zephyr:{self.key}:link_mode={link_mode}"
+
+    def budget(self, link_mode: str = "static") -> Board | None:
+        """The row as a `Board` (what `check` compiles and sizes against), or None when its
+        flash or RAM is unknown."""
+        if self.flash_bytes is None or self.ram_bytes is None:
+            return None
+        return Board(self.name, self.fqbn(link_mode), self.flash_bytes, self.ram_bytes,
+                     self.cpu_flags)  # fmt: skip
+
+
+_K = 1024
+_HARD = "-mfloat-abi=hard"
+_M7 = ("-mcpu=cortex-m7", "-mthumb", _HARD, "-mfpu=fpv5-d16")
+_M7_NOTE = (
+    "Zephyr soc/st/stm32/stm32h7x/Kconfig (06758ff2): SOC_STM32H747XX_M7 selects CPU_CORTEX_M7, "
+    "the series CPU_HAS_FPU_DOUBLE_PRECISION if CPU_CORTEX_M7; variant CONFIG_FPU=y"
+)
+_M33 = ("-mcpu=cortex-m33", "-mthumb", _HARD, "-mfpu=fpv5-sp-d16")
+_M4F = ("-mcpu=cortex-m4", "-mthumb", _HARD, "-mfpu=fpv4-sp-d16")
+_NRF52 = "Zephyr soc/nordic/nrf52/Kconfig (0cac3bd2): CPU_CORTEX_M4, CPU_HAS_FPU"
+_V = ZEPHYR_CORE_VARIANTS
+_B = ZEPHYR_CORE_BOARDS_TXT
+
+
+def _src(variant: str, extra: str = "") -> str:
+    own = f"{_B}; {_V}{variant}/{variant}.conf and .overlay"
+    return f"{own}; {extra}" if extra else own
+
+
+#: Every board of the arduino:zephyr core's boards.txt, in its order. Sources: see above and
+#: each row's `source`.
+ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
+    b.key: b
+    for b in (
+        ZephyrBoard(
+            "giga", "Arduino Giga R1", "arduino_giga_r1_stm32h747xx_m7", "arduino_giga_r1//m7",
+            "STM32H747 (M7 core)", "cortex-m7", _M7, _M7_NOTE,
+            0x120000, None, 256 * _K, "mps2-an500",
+            _src("arduino_giga_r1_stm32h747xx_m7", "heap in CONFIG_LLEXT_HEAP_REGION SRAM1"),
+        ),
+        ZephyrBoard(
+            "nano33ble", "Arduino Nano 33 BLE", "arduino_nano_33_ble_nrf52840_sense",
+            "arduino_nano_33_ble//sense", "nRF52840", "cortex-m4", _M4F,
+            _NRF52 + "; variant CONFIG_FPU=y",
+            0x88000, None, 128 * _K, "mps2-an386",
+            _src("arduino_nano_33_ble_nrf52840_sense"),
+        ),
+        ZephyrBoard(
+            "ek_ra8d1", "Renesas RA8D1 EK", "ek_ra8d1_r7fa8d1bhecbd", "ek_ra8d1",
+            "RA8D1 (R7FA8D1BHECBD)", "cortex-m85",
+            ("-mcpu=cortex-m55+nomve", "-mthumb", _HARD),
+            "Zephyr soc/renesas/ra/ra8d1/Kconfig (0dc914cd and 8ea45380): CPU_CORTEX_M85, "
+            "ARMV8_M_DSP, FPU and neither ARMV8_1_M_MVEI nor MVEF, so gcc-m-cpu.cmake gives "
+            "-mcpu=cortex-m85+nomve (no Helium) with -mfpu=auto; Debian's GCC 12 has no "
+            "cortex-m85, so this compiles as cortex-m55+nomve (the same Armv8.1-M DSP and "
+            "double-precision FPU, no MVE)",
+            56 * _K, None, 32 * _K, "mps3-an547",
+            _src("ek_ra8d1_r7fa8d1bhecbd", "heap: loader/prj.conf (the variant sets none)"),
+        ),
+        ZephyrBoard(
+            "frdm_mcxn947", "NXP FRDM MCXN947", "frdm_mcxn947_mcxn947_cpu0",
+            "frdm_mcxn947//cpu0", "MCXN947 (CPU0)", "cortex-m33",
+            ("-mcpu=cortex-m33", "-mthumb", "-mfloat-abi=soft"),
+            "Zephyr soc/nxp/mcx/mcxn/Kconfig (030161d9): SOC_MCXN947_CPU0 selects CPU_CORTEX_M33, "
+            "ARMV8_M_DSP, CPU_HAS_FPU but not FPU; neither the variant .conf nor "
+            "boards/nxp/frdm_mcxn947/frdm_mcxn947_mcxn947_cpu0_defconfig (54a29be3) sets "
+            "CONFIG_FPU, so no -mfpu and the soft float ABI",
+            56 * _K, None, 32 * _K, "mps2-an505",
+            _src("frdm_mcxn947_mcxn947_cpu0", "heap: loader/prj.conf (the variant sets none)"),
+        ),
+        ZephyrBoard(
+            "portentah7", "Arduino Portenta H7", "arduino_portenta_h7_stm32h747xx_m7",
+            "arduino_portenta_h7@1.0.0//m7", "STM32H747 (M7 core)", "cortex-m7", _M7, _M7_NOTE,
+            0x120000, None, 256 * _K, "mps2-an500",
+            _src("arduino_portenta_h7_stm32h747xx_m7", "heap in CONFIG_LLEXT_HEAP_REGION SRAM1"),
+        ),
+        ZephyrBoard(
+            "nicla_vision", "Arduino Nicla Vision", "arduino_nicla_vision_stm32h747xx_m7",
+            "arduino_nicla_vision//m7", "STM32H747 (M7 core)", "cortex-m7", _M7, _M7_NOTE,
+            0x120000, None, 256 * _K, "mps2-an500",
+            _src("arduino_nicla_vision_stm32h747xx_m7", "heap in CONFIG_LLEXT_HEAP_REGION SRAM1"),
+        ),
+        ZephyrBoard(
+            "frdm_rw612", "NXP FRDM RW612", "frdm_rw612_rw612", "frdm_rw612", "RW612",
+            "cortex-m33", ("-mcpu=cortex-m33+nodsp", "-mthumb", _HARD, "-mfpu=fpv5-sp-d16"),
+            "Zephyr soc/nxp/rw/Kconfig (06758ff2): CPU_CORTEX_M33, CPU_HAS_FPU and no "
+            "ARMV8_M_DSP, so gcc-m-cpu.cmake gives cortex-m33+nodsp; variant CONFIG_FPU=y",
+            3 * _K * _K - 0x3000, None, 32 * _K, "mps2-an505",
+            _src("frdm_rw612_rw612", "heap: loader/prj.conf (the variant sets none)"),
+        ),
+        ZephyrBoard(
+            "nicla_sense", "Arduino Nicla Sense ME", "arduino_nicla_sense_me_nrf52832",
+            "arduino_nicla_sense_me", "nRF52832", "cortex-m4",
+            ("-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=soft"),
+            _NRF52 + "; neither the variant .conf nor boards/arduino/nicla_sense_me/"
+            "arduino_nicla_sense_me_defconfig (8a901377) sets CONFIG_FPU, so no -mfpu and the "
+            "soft float ABI",
+            0x10000, None, 15 * _K, "mps2-an386",
+            _src("arduino_nicla_sense_me_nrf52832"),
+        ),
+        ZephyrBoard(
+            "portentac33", "Arduino Portenta C33", "arduino_portenta_c33_r7fa6m5bh3cfc",
+            "arduino_portenta_c33", "RA6M5 (R7FA6M5BH3CFC)", "cortex-m33", _M33,
+            "Zephyr soc/renesas/ra/ra6m5/Kconfig (3b4fe1f6): CPU_CORTEX_M33, ARMV8_M_DSP, "
+            "CPU_HAS_FPU, FPU; variant CONFIG_FPU=y",
+            1024 * _K, None, 128 * _K, "mps2-an505",
+            _src("arduino_portenta_c33_r7fa6m5bh3cfc"),
+        ),
+        ZephyrBoard(
+            "unor4wifi", "Arduino UNO R4 WiFi", "arduino_uno_r4_r7fa4m1ab3cfm",
+            "arduino_uno_r4@wifi", "RA4M1 (R7FA4M1AB3CFM)", "cortex-m4", _M4F,
+            "boards.txt: build.mcu=cortex-m4, build.fpu=-mfpu=fpv4-sp-d16, "
+            "build.float-abi=-mfloat-abi=hard",
+            122_880, 16_384, None, "mps2-an386",
+            f"{_B} (upload.maximum_size, upload.maximum_data_size); the variant was not read, "
+            "so the heap is unknown",
+        ),
+        ZephyrBoard(
+            "opta", "Arduino Opta", "arduino_opta_stm32h747xx_m7", "arduino_opta//m7",
+            "STM32H747 (M7 core)", "cortex-m7", _M7, _M7_NOTE,
+            0x120000, None, 256 * _K, "mps2-an500",
+            _src("arduino_opta_stm32h747xx_m7", "heap in CONFIG_LLEXT_HEAP_REGION SRAM1"),
+        ),
+        ZephyrBoard(
+            "nano_matter", "Arduino Nano Matter", "arduino_nano_matter_mgm240sd22vna",
+            "arduino_nano_matter", "MGM240SD22VNA (EFR32MG24 die)", "cortex-m33", _M33,
+            "Zephyr soc/silabs/silabs_s2/efr32mg24/Kconfig (07d5b2e3): CPU_CORTEX_M33, "
+            "ARMV8_M_DSP, CPU_HAS_FPU (the module's own series Kconfig was not read); variant "
+            "CONFIG_FPU=y",
+            None, None, 64 * _K, "mps2-an505",
+            _src("arduino_nano_matter_mgm240sd22vna",
+                 "flash: user_sketch is the Zephyr board's slot1_partition, not read"),
+        ),
+        ZephyrBoard(
+            "unoq", "Arduino UNO Q", "arduino_uno_q_stm32u585xx", "arduino_uno_q",
+            "STM32U585", "cortex-m33", UNO_Q.cpu_flags,
+            "Zephyr soc/st/stm32/stm32u5x/Kconfig (0c48a01c): CPU_CORTEX_M33, ARMV8_M_DSP, "
+            "CPU_HAS_FPU; variant CONFIG_FPU=y; the same flags as UNO_Q",
+            UNO_Q.flash_bytes, UNO_Q.ram_bytes, 256 * _K, "mps2-an505",
+            _src("arduino_uno_q_stm32u585xx", "flash and RAM: UNO_Q above (arduino-cli output); "
+                 "heap 256 KiB from PR #511, 128 KiB in every release to 0.55.1 "
+                 "(generator/check/cores.py)"),
+        ),
+        ZephyrBoard(
+            "nano_connect", "Arduino Nano RP2040 Connect", "arduino_nano_connect_rp2040",
+            "arduino_nano_connect", "RP2040", "cortex-m0plus",
+            ("-mcpu=cortex-m0plus", "-mthumb", "-mfloat-abi=soft"),
+            "gcc-m-cpu.cmake: CPU_CORTEX_M0PLUS gives cortex-m0plus; the Cortex-M0+ has no FPU",
+            0x20000, None, 64 * _K, None,
+            _src("arduino_nano_connect_rp2040"),
+        ),
+        ZephyrBoard(
+            "ventunoq", "Arduino Ventuno Q", "arduino_ventuno_q_stm32h5f5xx", "arduino_ventuno_q",
+            "STM32H5F5", "cortex-m33", _M33,
+            "boards.txt: build.mcu=cortex-m33, build.fpu=-mfpu=fpv5-sp-d16, "
+            "build.float-abi=-mfloat-abi=hard",
+            1_966_080, 523_624, 256 * _K, "mps2-an505",
+            f"{_B} (upload.maximum_size, upload.maximum_data_size); arduino/ArduinoCore-zephyr "
+            "variants/arduino_ventuno_q_stm32h5f5xx/arduino_ventuno_q_stm32h5f5xx.conf@f0537655",
+        ),
+    )
+}  # fmt: skip

@@ -1,0 +1,16 @@
+/*
+ * Board half of the check's Arduino core for QEMU's mps2-an500 (Cortex-M7 with its
+ * double-precision FPU): the stand-in for the arduino:zephyr boards with the STM32H747's
+ * Cortex-M7 (generator/boards.py ZEPHYR_BOARDS, emulator "mps2-an500").
+ *
+ * Facts from QEMU's hw/arm/mps2.c (qemu/qemu; read at pbo-linaro/qemu-ci 08645903, the
+ * same AN385/AN386/AN500 code in QEMU 7.2): CPU cortex-m7, UART0 (CMSDK APB UART) at
+ * 0x40004000, SYSCLK_FRQ 25 MHz, ZBT SSRAM1 4 MiB at 0x00000000 (the vector table at reset,
+ * VTOR 0), ZBT SSRAM2&3 4 MiB at 0x20000000. ARMv7-M: no MSPLIM, so a stack overflow is not
+ * caught here.
+ */
+#define UART0_BASE 0x40004000u
+#define SYSCLK_HZ 25000000u
+#define ARMV8M 0
+#define FLASH_MPU_SIZE_LOG2 22
+#include "mps_common.inc"
