@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -66,7 +67,7 @@ def test_default_output_is_model_h_in_cwd(tmp_path: Path) -> None:
     result = run(TOOLS / "pte_to_header.py", KEYWORD_SPOTTING, "--name", "kws", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     text = (tmp_path / "model.h").read_text()
-    assert "alignas(16) const uint8_t kws[] = {" in text
+    assert "alignas(16) inline constexpr uint8_t kws[] = {" in text
     assert et_model_h.pte_from_model_h(text) == KEYWORD_SPOTTING.read_bytes()
 
 
@@ -100,8 +101,8 @@ def test_in_a_library_it_validates_against_the_shipped_schema(tmp_path: Path) ->
     ok = run(script, KEYWORD_SPOTTING, cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.strip() == (
-        "model.h: model_pte[54192] from KeywordSpotting.pte; methods forward; selects the kernels "
-        "of 8 operators"
+        "model.h: model_pte[54192] from KeywordSpotting.pte; methods forward; arena 30150 bytes; "
+        "selects the kernels of 8 operators"
     )
     junk = tmp_path / "junk.pte"
     junk.write_bytes(b"not a program at all")
@@ -178,6 +179,181 @@ def test_in_a_library_the_header_selects_the_models_kernels(tmp_path: Path) -> N
     # KeywordSpotting calls operators this library does not register: refused, nothing written.
     refused = run(script, KEYWORD_SPOTTING, "-o", "kws.h", cwd=tmp_path)
     assert refused.returncode == 1
-    assert "which this library does not register" in refused.stderr
-    assert "cortex_m::quantized_conv2d.out" in refused.stderr
+    assert refused.stderr.startswith(
+        f"error: KeywordSpotting.pte would not run on the library {lib.resolve()}; nothing written:"
+    )
+    assert (
+        "  cortex_m::quantized_conv2d.out is not registered in the library: Method::load fails "
+        "with OperatorMissing (0x14)" in refused.stderr
+    )
+    assert refused.stderr.endswith("(--no-check writes the header anyway)\n")
     assert not (tmp_path / "kws.h").exists()
+
+
+# --- the model check (check_models.py's) and the pin warning --------------------------------
+
+
+def checked_library(root: Path, kernels: dict[str, int]) -> Path:
+    """A library tree with what the model check reads (tests/test_model_check.py's
+    make_library: schema, program reader, a registration of `kernels`) and this repo's
+    extras/tools, as in a generated library."""
+    from test_model_check import make_library
+
+    make_library(root, kernels)
+    shutil.copytree(
+        TOOLS,
+        root / "extras" / "tools",
+        ignore=shutil.ignore_patterns("__pycache__"),
+        dirs_exist_ok=True,
+    )
+    return root
+
+
+def test_refuses_an_argument_count_the_library_does_not_take(tmp_path: Path) -> None:
+    # AddModel's aten::add.out passes 5 values (the registration at cff6f4dd takes 5).
+    lib = checked_library(tmp_path / "ExecuTorch", {"aten::add.out": 4})
+    script = lib / "extras" / "tools" / "pte_to_header.py"
+    refused = run(script, ADD_MODEL, cwd=tmp_path)
+    assert refused.returncode == 1
+    assert (
+        "  aten::add.out: model supplies 5 arguments, library expects 4: Method::execute fails "
+        "with InvalidProgram (0x23) [forward]; likely cause: the model was exported with a "
+        "different ExecuTorch commit" in refused.stderr
+    )
+    assert not (tmp_path / "model.h").exists()
+    forced = run(script, ADD_MODEL, "--no-check", cwd=tmp_path)
+    assert forced.returncode == 0, forced.stderr
+    assert et_model_h.pte_from_model_h((tmp_path / "model.h").read_text()) == ADD_MODEL.read_bytes()
+    assert "et_arduino_select_aten_add_out" in (tmp_path / "model.h").read_text()
+    fits = checked_library(tmp_path / "Fits", {"aten::add.out": 5})
+    ok = run(fits / "extras" / "tools" / "pte_to_header.py", ADD_MODEL, "-o", "ok.h", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert "model_pte[1156] from AddModel.pte; methods forward" in ok.stdout
+
+
+def test_refuses_a_delegate_the_library_does_not_register(tmp_path: Path) -> None:
+    lib = checked_library(tmp_path / "ExecuTorch", {"aten::add.out": 5})
+    refused = run(lib / "extras" / "tools" / "pte_to_header.py", XNNPACK_ADD, cwd=tmp_path)
+    assert refused.returncode == 1
+    assert (
+        "delegates to backend XnnpackBackend, which the library does not register (it "
+        "registers no backend): Method::load fails with NotFound (0x20)" in refused.stderr
+    )
+    assert not (tmp_path / "model.h").exists()
+
+
+def test_refuses_a_dtype_the_library_was_built_without(tmp_path: Path) -> None:
+    import et_dtypes
+    from test_dtypes import header_keeping
+
+    from generator.build.dtypes import config_header
+
+    lib = checked_library(tmp_path / "ExecuTorch", {"aten::add.out": 5})
+    (lib / et_dtypes.SELECTED_OP_VARIANTS).parent.mkdir(parents=True)
+    (lib / et_dtypes.SELECTED_OP_VARIANTS).write_text(header_keeping({"add.out": ["Char"]}))
+    (lib / et_dtypes.SELECTION_CONFIG).write_text(config_header("test"))
+    refused = run(lib / "extras" / "tools" / "pte_to_header.py", ADD_MODEL, cwd=tmp_path)
+    assert refused.returncode == 1
+    assert "aten::add.out is called with float32 (Float) tensors" in refused.stderr
+    assert "it keeps int8 (Char)" in refused.stderr
+    assert not (tmp_path / "model.h").exists()
+
+
+def test_an_unreadable_registration_refuses_with_what_to_do(tmp_path: Path) -> None:
+    lib = checked_library(tmp_path / "ExecuTorch", {"aten::add.out": 5})
+    for source in (lib / "src/executorch/codegen").glob("Register*.cpp"):
+        source.write_text("// no kernels here\n")
+    refused = run(lib / "extras" / "tools" / "pte_to_header.py", ADD_MODEL, cwd=tmp_path)
+    assert refused.returncode == 1
+    assert refused.stderr.startswith(f"error: cannot check AddModel.pte against {lib.resolve()}: ")
+    assert "(--no-check writes the header without the check)" in refused.stderr
+
+
+PIN = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"
+OTHER = "3b60683923245cf472b7323426920e15623ba361"
+
+
+def pinned(root: Path, ref: str = "main", version: str = "1.5.0") -> Path:
+    """The pin files of a generated library: executorch_pin.txt and extras/library.json."""
+    (root / "extras").mkdir(parents=True, exist_ok=True)
+    (root / "executorch_pin.txt").write_text(PIN + "\n")
+    facts = {"executorch": {"ref": ref, "sha": PIN, "upstream_version": version}}
+    (root / "extras" / "library.json").write_text(json.dumps(facts))
+    return root
+
+
+def fake_executorch(root: Path, version: str, commit: str | None) -> Path:
+    """A folder that, first on sys.path, is an installed `executorch` to importlib.metadata:
+    its dist-info and the executorch/version.py ExecuTorch's setup.py writes."""
+    info = root / f"executorch-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: executorch\nVersion: {version}\n")
+    (root / "executorch").mkdir()
+    git = repr(commit) if commit else "None"
+    (root / "executorch" / "version.py").write_text(
+        f'__version__ = "{version}"\ngit_version: Optional[str] = {git}\n'
+    )
+    return root
+
+
+def test_pin_warning_says_what_to_do(tmp_path: Path) -> None:
+    import pte_to_header as tool
+
+    lib = pinned(tmp_path / "main")
+    assert tool.pin_warning(lib, tool.Installed("1.5.0+cff6f4d", PIN)) is None
+    assert tool.pin_warning(lib, tool.Installed("1.5.0+cff6f4d", PIN[:7])) is None
+    between = tool.pin_warning(lib, tool.Installed("1.5.1", OTHER))
+    assert between == (
+        "the installed executorch 1.5.1 (commit 3b6068392324) is not this library's pin "
+        f"(ExecuTorch 1.5.0, commit cff6f4dd32e6, {lib / 'executorch_pin.txt'}): its programs "
+        "may call operators the library's kernels take with other arguments; the pin is a "
+        "commit of main between releases, so no release wheel is built from it: the model "
+        "check's argument counts decide whether this export runs, or build the wheel from the "
+        "pin (git checkout cff6f4dd32e6; ./install_executorch.sh)"
+    )
+    release = pinned(tmp_path / "release", ref="v1.5.0")
+    warning = tool.pin_warning(release, tool.Installed("1.4.1", OTHER))
+    assert warning is not None
+    assert warning.endswith("pip install executorch==1.5.0 exports with the pin itself")
+    # No commit recorded (an editable install): the versions are compared.
+    assert tool.pin_warning(lib, tool.Installed("1.5.0+cpu", None)) is None
+    assert "executorch 1.4.1 is not" in str(tool.pin_warning(lib, tool.Installed("1.4.1", None)))
+    assert tool.pin_warning(tmp_path / "no-pin", tool.Installed("1.5.1", OTHER)) is None
+
+
+def test_pin_version_falls_back_to_library_properties(tmp_path: Path) -> None:
+    import pte_to_header as tool
+
+    (tmp_path / "executorch_pin.txt").write_text(PIN.upper() + "\n")
+    (tmp_path / "library.properties").write_text("name=ExecuTorch\nversion=1.5.0\n")
+    assert tool.library_pin(tmp_path) == tool.Pin(PIN, "1.5.0", "")
+
+
+def test_warns_when_the_installed_executorch_is_not_the_pin(tmp_path: Path) -> None:
+    lib = pinned(checked_library(tmp_path / "ExecuTorch", {"aten::add.out": 5}))
+    script = lib / "extras" / "tools" / "pte_to_header.py"
+    other = fake_executorch(tmp_path / "other", "1.5.1", OTHER)
+    env = {**os.environ, "PYTHONPATH": str(other)}
+    warned = subprocess.run(
+        [sys.executable, str(script), str(ADD_MODEL)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert warned.returncode == 0, warned.stderr
+    assert warned.stderr.startswith(
+        "warning: the installed executorch 1.5.1 (commit 3b6068392324) is not this library's "
+        "pin (ExecuTorch 1.5.0, commit cff6f4dd32e6"
+    )
+    assert (tmp_path / "model.h").is_file()
+    same = fake_executorch(tmp_path / "same", "1.5.0+cff6f4d", PIN)
+    quiet = subprocess.run(
+        [sys.executable, str(script), str(ADD_MODEL), "-o", "same.h"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(same)},
+        capture_output=True,
+        text=True,
+    )
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stderr == ""

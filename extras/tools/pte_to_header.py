@@ -35,7 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import et_checks  # these from this script's own folder (sys.path above)
+import et_arena  # these from this script's own folder (sys.path above)
+import et_checks
 import et_dtypes
 import et_model_h
 import et_pte
@@ -169,14 +170,28 @@ def header_for(
                 f"{source} would not run on the library {library}; nothing written:\n{problems}"
                 "\n(--no-check writes the header anyway)"
             )
+    try:
+        arena_bytes, arena_note = et_arena.for_model_h(data, program_reader)
+    except et_pte.EtPteError as e:  # unknown, said in the header, not guessed
+        arena_bytes, arena_note = None, f"not derived: {e}".replace("\n", " ")
     ops = program.called_operators
     methods = ", ".join(m.name for m in program.methods)
+    arena = f"; arena {arena_bytes} bytes" if arena_bytes is not None else ""
     if all_kernels:
-        text = et_model_h.model_h(data, name=name, source=source, all_kernels=True)
-        summary = f"; methods {methods}; every kernel of the library (--all-kernels)"
+        operators, summary = None, f"; methods {methods}{arena}; every kernel of the library"
+        summary += " (--all-kernels)"
     else:
-        text = et_model_h.model_h(data, name=name, source=source, operators=ops)
-        summary = f"; methods {methods}; selects the kernels of {len(ops)} operators"
+        operators = ops
+        summary = f"; methods {methods}{arena}; selects the kernels of {len(ops)} operators"
+    text = et_model_h.model_h(
+        data,
+        name=name,
+        source=source,
+        operators=operators,
+        all_kernels=all_kernels,
+        arena_bytes=arena_bytes,
+        arena_note=arena_note or "the program was not read",
+    )
     return Header(text, summary, library)
 
 
