@@ -79,8 +79,21 @@ BOARDS: dict[str, Board] = {"unoq": UNO_Q}
 #:   v4.4.1) was not read; upstream Zephyr stands in for it.
 #: - flash: boards.txt `upload.maximum_size` where stated, else the variant's `user_sketch`
 #:   partition size (for the UNO Q that is 768 KiB = 786,432, the figure arduino-cli reports).
-#:   RAM: `upload.maximum_data_size` where stated (the UNO Q: see `UNO_Q` above), else
-#:   unknown: no source gives the RAM a sketch's globals get.
+#:   RAM: `upload.maximum_data_size` where stated, else what the core's `extra/build.sh`
+#:   (upstream 02fe020c; Stars1233 b5c2013) writes into `boards.local.txt`: "maximum data
+#:   size: configured LLEXT heap size, decimal (larger bound, real limit is smaller)", i.e.
+#:   `CONFIG_LLEXT_HEAP_SIZE` x 1024 of the built firmware, for Static and Dynamic alike (the
+#:   UNO Q's 262,144 above is that: 256 KiB). The same script writes `upload.maximum_size`
+#:   from the firmware's `sketch_max_size`, the `user_sketch` partition, and the build flags
+#:   from the LLEXT EDK's `-m*` flags (`extra/gen_arduino_files.cmake`: `machine_flags.txt`,
+#:   which `platform.txt` passes to every compile as `@{compiler.zephyr.machine_flags_file}`).
+#:   Generated EDK flags committed for two variants confirm the derivation below: GIGA
+#:   (`variants/arduino_giga_r1_m7/llext-edk/Makefile.cflags`@840eb9b9: `-mcpu=cortex-m7
+#:   -mthumb -mabi=aapcs -mfpu=fpv5-d16 -mfloat-abi=hard`) and Nano 33 BLE
+#:   (`variants/arduino_nano_33_ble_nrf52840_sense/llext-edk/Makefile.cflags`@6f8eabe3:
+#:   `-mcpu=cortex-m4 -mthumb -mabi=aapcs -mfpu=fpv4-sp-d16 -mfloat-abi=hard`); both also
+#:   pass `-mlong-calls`, `-mfp16-format=ieee` and `-mtp=soft`, which are not CPU selection
+#:   and stay out of `cpu_flags`.
 #: - emulator: a QEMU machine whose CPU runs code built with the row's flags
 #:   (generator/check/arduino_core/board/<machine file>.c/.ld): Cortex-M33 on mps2-an505,
 #:   Cortex-M7 on mps2-an500, Cortex-M4 on mps2-an386, Cortex-M55/M85 on mps3-an547; none for
@@ -131,7 +144,8 @@ class ZephyrBoard:
         cpu_flags: GCC flags selecting CPU, FPU and float ABI, for Debian's GCC 12.
         cpu_note: how `cpu_flags` were derived, and what Zephyr itself passes if different.
         flash_bytes: flash for a sketch, bytes; None when no source gives it.
-        ram_bytes: RAM for a sketch's globals, bytes; None when no source gives it.
+        ram_bytes: RAM for a sketch's globals, bytes, as arduino-cli compares them
+            (`upload.maximum_data_size`); None when no source gives it.
         llext_heap_bytes: the Dynamic mode's LLEXT heap (`CONFIG_LLEXT_HEAP_SIZE` KiB x 1024);
             None when the variant's configuration was not read.
         emulator: the `EMULATORS` key the check runs it on; None: compiled and sized only.
@@ -198,14 +212,14 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
         ZephyrBoard(
             "giga", "Arduino Giga R1", "arduino_giga_r1_stm32h747xx_m7", "arduino_giga_r1//m7",
             "STM32H747 (M7 core)", "cortex-m7", _M7, _M7_NOTE,
-            0x120000, None, 256 * _K, "mps2-an500",
+            0x120000, 256 * _K, 256 * _K, "mps2-an500",
             _src("arduino_giga_r1_stm32h747xx_m7", "heap in CONFIG_LLEXT_HEAP_REGION SRAM1"),
         ),
         ZephyrBoard(
             "nano33ble", "Arduino Nano 33 BLE", "arduino_nano_33_ble_nrf52840_sense",
             "arduino_nano_33_ble//sense", "nRF52840", "cortex-m4", _M4F,
             _NRF52 + "; variant CONFIG_FPU=y",
-            0x88000, None, 128 * _K, "mps2-an386",
+            0x88000, 128 * _K, 128 * _K, "mps2-an386",
             _src("arduino_nano_33_ble_nrf52840_sense"),
         ),
         ZephyrBoard(
@@ -217,7 +231,7 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             "-mcpu=cortex-m85+nomve (no Helium) with -mfpu=auto; Debian's GCC 12 has no "
             "cortex-m85, so this compiles as cortex-m55+nomve (the same Armv8.1-M DSP and "
             "double-precision FPU, no MVE)",
-            56 * _K, None, 32 * _K, "mps3-an547",
+            56 * _K, 32 * _K, 32 * _K, "mps3-an547",
             _src("ek_ra8d1_r7fa8d1bhecbd", "heap: loader/prj.conf (the variant sets none)"),
         ),
         ZephyrBoard(
@@ -228,19 +242,19 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             "ARMV8_M_DSP, CPU_HAS_FPU but not FPU; neither the variant .conf nor "
             "boards/nxp/frdm_mcxn947/frdm_mcxn947_mcxn947_cpu0_defconfig (54a29be3) sets "
             "CONFIG_FPU, so no -mfpu and the soft float ABI",
-            56 * _K, None, 32 * _K, "mps2-an505",
+            56 * _K, 32 * _K, 32 * _K, "mps2-an505",
             _src("frdm_mcxn947_mcxn947_cpu0", "heap: loader/prj.conf (the variant sets none)"),
         ),
         ZephyrBoard(
             "portentah7", "Arduino Portenta H7", "arduino_portenta_h7_stm32h747xx_m7",
             "arduino_portenta_h7@1.0.0//m7", "STM32H747 (M7 core)", "cortex-m7", _M7, _M7_NOTE,
-            0x120000, None, 256 * _K, "mps2-an500",
+            0x120000, 256 * _K, 256 * _K, "mps2-an500",
             _src("arduino_portenta_h7_stm32h747xx_m7", "heap in CONFIG_LLEXT_HEAP_REGION SRAM1"),
         ),
         ZephyrBoard(
             "nicla_vision", "Arduino Nicla Vision", "arduino_nicla_vision_stm32h747xx_m7",
             "arduino_nicla_vision//m7", "STM32H747 (M7 core)", "cortex-m7", _M7, _M7_NOTE,
-            0x120000, None, 256 * _K, "mps2-an500",
+            0x120000, 256 * _K, 256 * _K, "mps2-an500",
             _src("arduino_nicla_vision_stm32h747xx_m7", "heap in CONFIG_LLEXT_HEAP_REGION SRAM1"),
         ),
         ZephyrBoard(
@@ -248,7 +262,7 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             "cortex-m33", ("-mcpu=cortex-m33+nodsp", "-mthumb", _HARD, "-mfpu=fpv5-sp-d16"),
             "Zephyr soc/nxp/rw/Kconfig (06758ff2): CPU_CORTEX_M33, CPU_HAS_FPU and no "
             "ARMV8_M_DSP, so gcc-m-cpu.cmake gives cortex-m33+nodsp; variant CONFIG_FPU=y",
-            3 * _K * _K - 0x3000, None, 32 * _K, "mps2-an505",
+            3 * _K * _K - 0x3000, 32 * _K, 32 * _K, "mps2-an505",
             _src("frdm_rw612_rw612", "heap: loader/prj.conf (the variant sets none)"),
         ),
         ZephyrBoard(
@@ -258,7 +272,7 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             _NRF52 + "; neither the variant .conf nor boards/arduino/nicla_sense_me/"
             "arduino_nicla_sense_me_defconfig (8a901377) sets CONFIG_FPU, so no -mfpu and the "
             "soft float ABI",
-            0x10000, None, 15 * _K, "mps2-an386",
+            0x10000, 15 * _K, 15 * _K, "mps2-an386",
             _src("arduino_nicla_sense_me_nrf52832"),
         ),
         ZephyrBoard(
@@ -266,7 +280,7 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             "arduino_portenta_c33", "RA6M5 (R7FA6M5BH3CFC)", "cortex-m33", _M33,
             "Zephyr soc/renesas/ra/ra6m5/Kconfig (3b4fe1f6): CPU_CORTEX_M33, ARMV8_M_DSP, "
             "CPU_HAS_FPU, FPU; variant CONFIG_FPU=y",
-            1024 * _K, None, 128 * _K, "mps2-an505",
+            1024 * _K, 128 * _K, 128 * _K, "mps2-an505",
             _src("arduino_portenta_c33_r7fa6m5bh3cfc"),
         ),
         ZephyrBoard(
@@ -275,24 +289,26 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             "boards.txt: build.mcu=cortex-m4, build.fpu=-mfpu=fpv4-sp-d16, "
             "build.float-abi=-mfloat-abi=hard",
             122_880, 16_384, None, "mps2-an386",
-            f"{_B} (upload.maximum_size, upload.maximum_data_size); the variant was not read, "
-            "so the heap is unknown",
+            f"{_B} (upload.maximum_size, upload.maximum_data_size, stated for this board: "
+            "build.sh would replace them from the firmware it builds); the variant was not "
+            "read, so the heap is unknown",
         ),
         ZephyrBoard(
             "opta", "Arduino Opta", "arduino_opta_stm32h747xx_m7", "arduino_opta//m7",
             "STM32H747 (M7 core)", "cortex-m7", _M7, _M7_NOTE,
-            0x120000, None, 256 * _K, "mps2-an500",
+            0x120000, 256 * _K, 256 * _K, "mps2-an500",
             _src("arduino_opta_stm32h747xx_m7", "heap in CONFIG_LLEXT_HEAP_REGION SRAM1"),
         ),
         ZephyrBoard(
             "nano_matter", "Arduino Nano Matter", "arduino_nano_matter_mgm240sd22vna",
-            "arduino_nano_matter", "MGM240SD22VNA (EFR32MG24 die)", "cortex-m33", _M33,
-            "Zephyr soc/silabs/silabs_s2/efr32mg24/Kconfig (07d5b2e3): CPU_CORTEX_M33, "
-            "ARMV8_M_DSP, CPU_HAS_FPU (the module's own series Kconfig was not read); variant "
+            "arduino_nano_matter", "MGM240SD22VNA (xG24 module)", "cortex-m33", _M33,
+            "Zephyr soc/silabs/silabs_s2/xg24/Kconfig (efa93eb6): SOC_SILABS_XG24 (the MGM24 "
+            "modules' family) selects CPU_CORTEX_M33, ARMV8_M_DSP, CPU_HAS_FPU; variant "
             "CONFIG_FPU=y",
-            None, None, 64 * _K, "mps2-an505",
+            0xB8000, 64 * _K, 64 * _K, "mps2-an505",
             _src("arduino_nano_matter_mgm240sd22vna",
-                 "flash: user_sketch is the Zephyr board's slot1_partition, not read"),
+                 "flash: the overlay makes user_sketch the Zephyr board's slot1_partition, "
+                 "0xB8000 in boards/arduino/nano_matter/arduino_nano_matter.dts (72e1f28e)"),
         ),
         ZephyrBoard(
             "unoq", "Arduino UNO Q", "arduino_uno_q_stm32u585xx", "arduino_uno_q",
@@ -309,7 +325,7 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             "arduino_nano_connect", "RP2040", "cortex-m0plus",
             ("-mcpu=cortex-m0plus", "-mthumb", "-mfloat-abi=soft"),
             "gcc-m-cpu.cmake: CPU_CORTEX_M0PLUS gives cortex-m0plus; the Cortex-M0+ has no FPU",
-            0x20000, None, 64 * _K, None,
+            0x20000, 64 * _K, 64 * _K, None,
             _src("arduino_nano_connect_rp2040"),
         ),
         ZephyrBoard(
@@ -318,8 +334,11 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             "boards.txt: build.mcu=cortex-m33, build.fpu=-mfpu=fpv5-sp-d16, "
             "build.float-abi=-mfloat-abi=hard",
             1_966_080, 523_624, 256 * _K, "mps2-an505",
-            f"{_B} (upload.maximum_size, upload.maximum_data_size); arduino/ArduinoCore-zephyr "
-            "variants/arduino_ventuno_q_stm32h5f5xx/arduino_ventuno_q_stm32h5f5xx.conf@f0537655",
+            f"{_B} (upload.maximum_size, upload.maximum_data_size, stated for this board); "
+            "heap: arduino/ArduinoCore-zephyr variants/arduino_ventuno_q_stm32h5f5xx/"
+            "arduino_ventuno_q_stm32h5f5xx.conf@f0537655. Disagrees with the variant: its "
+            ".overlay@0d87580e has a 1 MiB user_sketch and its heap is 256 KiB, which build.sh "
+            "would turn into 1,048,576 and 262,144",
         ),
     )
 }  # fmt: skip

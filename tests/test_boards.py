@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -84,14 +85,29 @@ def test_the_uno_q_row_is_the_check_s_uno_q() -> None:
 
 
 def test_budget_is_none_when_flash_or_ram_is_unknown() -> None:
-    assert ZEPHYR_BOARDS["giga"].ram_bytes is None
-    assert ZEPHYR_BOARDS["giga"].budget() is None
-    assert ZEPHYR_BOARDS["nano_matter"].flash_bytes is None
-    assert ZEPHYR_BOARDS["nano_matter"].budget() is None
+    giga = ZEPHYR_BOARDS["giga"]
+    assert replace(giga, ram_bytes=None).budget() is None
+    assert replace(giga, flash_bytes=None).budget() is None
+    budget = giga.budget()
+    assert budget is not None
+    assert (budget.flash_bytes, budget.ram_bytes) == (0x120000, 256 * 1024)
+    assert budget.cpu_flags == giga.cpu_flags
     r4 = ZEPHYR_BOARDS["unor4wifi"].budget("dynamic")
     assert r4 is not None
     assert (r4.flash_bytes, r4.ram_bytes) == (122_880, 16_384)
     assert r4.fqbn == "arduino:zephyr:unor4wifi:link_mode=dynamic"
+    assert ZEPHYR_BOARDS["unor4wifi"].llext_heap_bytes is None
+
+
+def test_ram_is_the_llext_heap_unless_boards_txt_states_it() -> None:
+    # extra/build.sh writes upload.maximum_data_size = CONFIG_LLEXT_HEAP_SIZE x 1024.
+    stated = {"unor4wifi", "ventunoq"}
+    for board in ZEPHYR_BOARDS.values():
+        if board.key not in stated:
+            assert board.ram_bytes == board.llext_heap_bytes, board.key
+    assert ZEPHYR_BOARDS["ventunoq"].ram_bytes == 523_624
+    assert ZEPHYR_BOARDS["giga"].ram_bytes == 256 * 1024
+    assert ZEPHYR_BOARDS["nicla_sense"].ram_bytes == 15 * 1024
 
 
 def test_each_board_runs_on_the_emulator_of_its_cpu() -> None:
