@@ -65,16 +65,19 @@ BOARDS: dict[str, Board] = {"unoq": UNO_Q}
 #:   (2026-08-21, a mirror of upstream `main`, whose boards.txt has the 15 boards but
 #:   `unor4wifi` and `ventunoq`); `loader/prj.conf` there has `CONFIG_LLEXT_HEAP_SIZE=32`,
 #:   which a variant that does not set it gets. The Ventuno Q's `.conf` was read from
-#:   upstream at f0537655; the UNO R4 WiFi's variant (`arduino_uno_r4_r7fa4m1ab3cfm`) is in
-#:   no source read.
+#:   upstream at f0537655; the UNO R4 WiFi's (`arduino_uno_r4_r7fa4m1ab3cfm`) from the fork
+#:   iabdalkader/ArduinoCore-zephyr at 81da6a00, the only snapshot that holds it.
 #: - CPU flags: Zephyr `cmake/gcc-m-cpu.cmake` (012b224e: `-mcpu` from the CPU and
 #:   `CONFIG_ARMV8_M_DSP`, `CONFIG_ARMV8_1_M_MVEI`/`MVEF`) and `cmake/gcc-m-fpu.cmake`
 #:   (2b580a33: fpv4-sp-d16 on M4, fpv5-[sp-]d16 on M7/M33 by
 #:   `CONFIG_CPU_HAS_FPU_DOUBLE_PRECISION`, `auto` on M55/M85), applied to the SoC Kconfig
-#:   (zephyrproject-rtos/zephyr, commit per row). `-mfloat-abi=hard` when `CONFIG_FPU=y`: the
-#:   UNO Q's flags above and boards.txt's explicit `build.float-abi=-mfloat-abi=hard` rows
-#:   agree; Zephyr's FP ABI choice itself was not re-read. No FPU enabled (`CONFIG_FPU` set
-#:   by none of the variant, the board defconfig, the SoC) gives `-mfloat-abi=soft`.
+#:   (zephyrproject-rtos/zephyr, commit per row). `cmake/compiler/gcc/target_arm.cmake`
+#:   (da2b6500) adds `-mfpu` and `-mfloat-abi` (hard for `CONFIG_FP_HARDABI`, softfp for
+#:   `CONFIG_FP_SOFTABI`) only when `CONFIG_FPU=y`; the default of that choice was not read,
+#:   but the two generated EDK flag files below, the UNO Q's flags above and boards.txt's
+#:   explicit `build.float-abi=-mfloat-abi=hard` rows all say hard. Without `CONFIG_FPU` (set
+#:   by none of the variant, the board defconfig, the SoC) no float-ABI flag is passed and
+#:   GCC's default applies, which the row spells `-mfloat-abi=soft`.
 #:   The arduino/zephyr fork the core builds with (`west.yml`: zephyr-arduino-v4.2.0, later
 #:   v4.4.1) was not read; upstream Zephyr stands in for it.
 #: - flash: boards.txt `upload.maximum_size` where stated, else the variant's `user_sketch`
@@ -288,10 +291,12 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             "arduino_uno_r4@wifi", "RA4M1 (R7FA4M1AB3CFM)", "cortex-m4", _M4F,
             "boards.txt: build.mcu=cortex-m4, build.fpu=-mfpu=fpv4-sp-d16, "
             "build.float-abi=-mfloat-abi=hard",
-            122_880, 16_384, None, "mps2-an386",
-            f"{_B} (upload.maximum_size, upload.maximum_data_size, stated for this board: "
-            "build.sh would replace them from the firmware it builds); the variant was not "
-            "read, so the heap is unknown",
+            122_880, 16_384, 16 * _K, "mps2-an386",
+            f"{_B} (upload.maximum_size, upload.maximum_data_size, upload.address=0x22000, "
+            "stated for this board); variant: the fork iabdalkader/ArduinoCore-zephyr "
+            "variants/arduino_uno_r4_r7fa4m1ab3cfm/ .conf and .overlay@81da6a00 (no upstream "
+            "snapshot holds it), which agree: CONFIG_LLEXT_HEAP_SIZE=16, CONFIG_FPU=y, "
+            "user_sketch 120 KiB at 0x22000",
         ),
         ZephyrBoard(
             "opta", "Arduino Opta", "arduino_opta_stm32h747xx_m7", "arduino_opta//m7",
