@@ -263,7 +263,7 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
         ZephyrBoard(
             "frdm_rw612", "NXP FRDM RW612", "frdm_rw612_rw612", "frdm_rw612", "RW612",
             "cortex-m33", ("-mcpu=cortex-m33+nodsp", "-mthumb", _HARD, "-mfpu=fpv5-sp-d16"),
-            "Zephyr soc/nxp/rw/Kconfig (06758ff2): CPU_CORTEX_M33, CPU_HAS_FPU and no "
+            "Zephyr soc/nxp/rw/Kconfig (06758ff2, 290530ec): CPU_CORTEX_M33, CPU_HAS_FPU and no "
             "ARMV8_M_DSP, so gcc-m-cpu.cmake gives cortex-m33+nodsp; variant CONFIG_FPU=y",
             3 * _K * _K - 0x3000, 32 * _K, 32 * _K, "mps2-an505",
             _src("frdm_rw612_rw612", "heap: loader/prj.conf (the variant sets none)"),
@@ -329,7 +329,8 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             "nano_connect", "Arduino Nano RP2040 Connect", "arduino_nano_connect_rp2040",
             "arduino_nano_connect", "RP2040", "cortex-m0plus",
             ("-mcpu=cortex-m0plus", "-mthumb", "-mfloat-abi=soft"),
-            "gcc-m-cpu.cmake: CPU_CORTEX_M0PLUS gives cortex-m0plus; the Cortex-M0+ has no FPU",
+            "gcc-m-cpu.cmake: CPU_CORTEX_M0PLUS gives cortex-m0plus (the RP2040's cores; its SoC "
+            "Kconfig was not read); the Cortex-M0+ has no FPU",
             0x20000, 64 * _K, 64 * _K, None,
             _src("arduino_nano_connect_rp2040"),
         ),
