@@ -60,6 +60,43 @@ def test_keyword_spotting_needs_what_the_emulated_board_used(
     assert plan.total == 30150  # the sketch's comment: 28 KB fails load_method
 
 
+@pytest.mark.parametrize(
+    ("pte", "host"), [(ADD_MODEL, 595), (KEYWORD_SPOTTING, 38062)], ids=["AddModel", "KWS"]
+)
+def test_the_64_bit_host_figure_is_what_the_host_run_used(
+    reader: et_pte.ProgramReader, pte: Path, host: int
+) -> None:
+    """The check's host run (x86-64, ASan) printed `Arena: used 595` and `38062` for the
+    examples with an 8 KiB and 40 KiB arena (2026-12-01, library from cff6f4dd)."""
+    assert et_arena.host_arena_bytes(pte.read_bytes(), reader) == host
+    assert et_arena.host_arena_bytes(XNNPACK_ADD.read_bytes(), reader) is None
+
+
+@pytest.mark.parametrize(
+    ("compiler", "expected"), [("arm-none-eabi-g++", 359), ("g++", 595)], ids=["board", "host"]
+)
+def test_each_compiler_sees_its_figure(tmp_path: Path, compiler: str, expected: int) -> None:
+    if shutil.which(compiler) is None:
+        pytest.skip(f"{compiler} is not installed")
+    header = et_model_h.model_h(ADD_MODEL.read_bytes(), arena_bytes=359, host_arena_bytes=595)
+    (tmp_path / "model.h").write_text(header)
+    use = tmp_path / "use.cpp"
+    use.write_text(
+        '#include "model.h"\n'
+        f'static_assert(model_pte_arena_bytes == {expected}, "figure");\n'
+        "static unsigned char arena[model_pte_arena_bytes];\n"
+        "unsigned char* get() { return arena; }\n"
+    )
+    flags = ["-mcpu=cortex-m33", "-mthumb"] if compiler.startswith("arm") else []
+    result = subprocess.run(
+        [compiler, "-std=gnu++17", *flags, "-c", str(use), "-o", str(tmp_path / "use.o")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+
+
 def test_the_figure_covers_an_arena_4_past_an_8_boundary(reader: et_pte.ProgramReader) -> None:
     plan = et_arena.method_arena(ADD_MODEL.read_bytes(), reader)
     ends = [et_arena._replay(list(plan.allocations), base) for base in range(8, 16, 4)]
@@ -134,7 +171,14 @@ def test_the_build_writes_the_figure_into_model_h(
 ) -> None:
     out = tmp_path / "model.h"
     write_model_header(KEYWORD_SPOTTING, out, reader=reader.folder)
-    assert "inline constexpr size_t model_pte_arena_bytes = 30150;" in out.read_text()
+    text = out.read_text()
+    assert (
+        "#if defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 8\n"
+        "inline constexpr size_t model_pte_arena_bytes = 38062;\n"
+        "#else\n"
+        "inline constexpr size_t model_pte_arena_bytes = 30150;\n"
+        "#endif\n"
+    ) in text
     write_model_header(KEYWORD_SPOTTING, out)
     assert "// No model_pte_arena_bytes: the program was not read." in out.read_text()
     junk = tmp_path / "junk.pte"
@@ -148,6 +192,15 @@ def test_the_build_writes_the_figure_into_model_h(
 
 _ARENA = re.compile(r"Arena: used (\d+) of (\d+) bytes")
 _CONSTANT = re.compile(r"inline constexpr size_t model_pte_arena_bytes = (\d+);")
+
+
+def _figures(header: str) -> tuple[int, int]:
+    """(board, host) figures of a model.h: with a host figure, it comes first (#if)."""
+    found = [int(m.group(1)) for m in _CONSTANT.finditer(header)]
+    assert len(found) == 2, header[-800:]
+    return found[1], found[0]
+
+
 #: The largest amount the figure may exceed the emulated run's use: the run's arena comes
 #: from malloc (8-aligned), where the figure is exact; 4 past an 8 boundary needs up to 4
 #: bytes less per 8-aligned list (see test_the_figure_covers_an_arena_4_past_an_8_boundary).
@@ -190,15 +243,15 @@ def _zoo_models() -> list[Path]:
     return sorted((REPO_ROOT / "tests" / "fixtures" / "zoo").glob("*.pte"))
 
 
-def _emulated_arena(report: dict[str, Any], example: str) -> tuple[int, int]:
+def _run_arena(report: dict[str, Any], example: str, kind: str) -> tuple[int, int]:
     for entry in report["examples"]:
         if entry["example"] == example:
             for run in entry["runs"]:
-                if run["kind"] == "emulated":
+                if run["kind"] == kind:
                     found = [m for line in run["last_lines"] if (m := _ARENA.search(line))]
                     assert found, run["last_lines"]
                     return int(found[-1].group(1)), int(found[-1].group(2))
-    raise AssertionError(f"no emulated run of {example}: {report['examples']}")
+    raise AssertionError(f"no {kind} run of {example}: {report['examples']}")
 
 
 @pytest.mark.e2e
@@ -243,11 +296,12 @@ def test_the_figure_matches_the_emulated_board(real_main: Any, tmp_path: Path) -
     rows = []
     for example in examples:
         header = (lib / "examples" / example / "model.h").read_text()
-        derived = int(_CONSTANT.search(header).group(1))  # type: ignore[union-attr]
-        used, size = _emulated_arena(report, example)
-        rows.append(f"{example}: derived {derived}, used {used} of {size}")
-        assert size == derived, rows[-1]  # the sketch sized its arena from model.h
-        assert derived - MARGIN <= used <= derived, rows[-1]
+        board, host = _figures(header)
+        for kind, derived in (("emulated", board), ("host", host)):
+            used, size = _run_arena(report, example, kind)
+            rows.append(f"{example} {kind}: derived {derived}, used {used} of {size}")
+            assert size == derived, rows[-1]  # the sketch sized its arena from model.h
+            assert derived - MARGIN <= used <= derived, rows[-1]
     print("\n" + "\n".join(rows))
     assert check.returncode == 0, check.stdout + check.stderr
 

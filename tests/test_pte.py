@@ -351,8 +351,9 @@ def test_shared_offsets_cannot_make_reading_explode(reader: et_pte.ProgramReader
 def test_model_h_declares_an_aligned_const_array_and_its_size() -> None:
     data = ADD_MODEL.read_bytes()
     text = et_model_h.model_h(data, source="AddModel.pte")
-    assert "alignas(16) const uint8_t model_pte[] = {" in text
-    assert "const size_t model_pte_size = sizeof(model_pte);" in text
+    # inline: one definition across the sketch's files (tests/test_model_h_one_copy.py)
+    assert "alignas(16) inline constexpr uint8_t model_pte[] = {" in text
+    assert "inline constexpr size_t model_pte_size = sizeof(model_pte);" in text
     assert "section" not in text and "__attribute__" not in text and "PROGMEM" not in text
     assert "// Generated from AddModel.pte" in text
     assert (
@@ -368,7 +369,7 @@ def test_model_h_round_trips_to_the_exact_bytes(pte: Path) -> None:
     data = pte.read_bytes()
     assert et_model_h.pte_from_model_h(et_model_h.model_h(data)) == data
     text = et_model_h.model_h(data, name="kws_model")
-    assert "const size_t kws_model_size = sizeof(kws_model);" in text
+    assert "inline constexpr size_t kws_model_size = sizeof(kws_model);" in text
     assert et_model_h.pte_from_model_h(text) == data
     assert et_model_h.pte_from_model_h(text, name="kws_model") == data
 
@@ -427,7 +428,10 @@ def test_model_h_compiles_to_16_byte_aligned_rodata(tmp_path: Path) -> None:
     headers = subprocess.run(
         [objdump, "-h", "use.o"], cwd=tmp_path, check=True, capture_output=True, text=True
     ).stdout
-    rodata = re.search(r"\.rodata\s+([0-9a-f]+)\s+\S+\s+\S+\s+\S+\s+2\*\*(\d+)", headers)
+    # An inline variable gets a section of its own (a COMDAT group, one kept at link).
+    rodata = re.search(
+        r"\.rodata(?:\.model_pte)?\s+([0-9a-f]+)\s+\S+\s+\S+\s+\S+\s+2\*\*(\d+)", headers
+    )
     assert rodata is not None, headers
     assert int(rodata.group(1), 16) == 1156
     assert int(rodata.group(2)) >= 4  # 2**4 = 16-byte alignment

@@ -64,7 +64,15 @@ except ImportError:  # imported by path from elsewhere: et_pte.py is beside this
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import et_pte
 
-__all__ = ["TYPES", "Allocation", "ArenaPlan", "for_model_h", "method_arena"]
+__all__ = [
+    "TYPES",
+    "TYPES_LP64",
+    "Allocation",
+    "ArenaPlan",
+    "for_model_h",
+    "host_arena_bytes",
+    "method_arena",
+]
 
 #: (sizeof, alignof) on the 32-bit board (arm-none-eabi-g++ 12, -mcpu=cortex-m33
 #: -mfloat-abi=hard, -std=gnu++17) of each type the runtime allocates, ExecuTorch cff6f4dd.
@@ -94,6 +102,34 @@ TYPES: dict[str, tuple[int, int]] = {
     "OpFunction": (4, 4),
     "InstructionArgs": (8, 4),  # Span<EValue*>
     "TensorMeta": (12, 4),  # ScalarType dtype_, Span<DimOrderType> dim_order_
+}
+
+#: The same on a 64-bit (LP64) host: x86-64 g++ 12 -std=gnu++17, the check's host run
+#: (generator/toolchain/gcc.py HOST_GCC). Pointers and size_t are 8 bytes, so every table of
+#: them doubles and `alignof(void*)` is 8.
+TYPES_LP64: dict[str, tuple[int, int]] = {
+    "void*": (8, 8),
+    "Span<uint8_t>": (16, 8),
+    "PlatformMemoryAllocator": (48, 8),
+    "EValue": (16, 8),
+    "bool": (1, 1),
+    "NamedData": (48, 8),
+    "EValue*": (8, 8),
+    "int64_t": (8, 8),
+    "BoxedEvalueList": (24, 8),
+    "ArrayRef": (16, 8),
+    "SizesType": (4, 4),
+    "DimOrderType": (1, 1),
+    "StridesType": (4, 4),
+    "TensorImpl": (64, 8),
+    "Tensor": (8, 8),
+    "optional<Tensor>": (16, 8),
+    "BackendDelegate": (56, 8),
+    "CompileSpec": (24, 8),
+    "Chain": (32, 8),
+    "OpFunction": (8, 8),
+    "InstructionArgs": (16, 8),
+    "TensorMeta": (24, 8),
 }
 
 #: schema/program.fbs TensorShapeDynamism.STATIC: sizes stay in the flatbuffer.
@@ -152,25 +188,32 @@ def _replay(allocations: list[Allocation], base: int) -> int:
     return cur - base
 
 
-def _list(part: str, type_name: str, n: int) -> Allocation:
+def _list(types: dict[str, tuple[int, int]], part: str, type_name: str, n: int) -> Allocation:
     """allocateList<T>(n): n * sizeof(T), aligned to alignof(T)."""
-    size, align = TYPES[type_name]
+    size, align = types[type_name]
     return Allocation(part, f"{type_name}[{n}]", n * size, align)
 
 
-def _instance(part: str, type_name: str) -> Allocation:
+def _instance(types: dict[str, tuple[int, int]], part: str, type_name: str) -> Allocation:
     """allocateInstance<T>(): sizeof(T), aligned to alignof(T)."""
-    size, align = TYPES[type_name]
+    size, align = types[type_name]
     return Allocation(part, type_name, size, align)
 
 
-def method_arena(pte_bytes: bytes, reader: et_pte.ProgramReader, method: int = 0) -> ArenaPlan:
+def method_arena(
+    pte_bytes: bytes,
+    reader: et_pte.ProgramReader,
+    method: int = 0,
+    types: dict[str, tuple[int, int]] = TYPES,
+) -> ArenaPlan:
     """The arena `ETModel` needs on the board for method number `method` of a program.
 
     Args:
         pte_bytes: the `.pte` file contents.
         reader: the program reader of the library's schema (`et_pte.load_reader`).
         method: the execution plan's index; ETModel loads the first (0).
+        types: the (sizeof, alignof) table of the target: `TYPES` (the 32-bit board) or
+            `TYPES_LP64` (a 64-bit host).
 
     Returns:
         ArenaPlan; `total` is the figure for `<array>_arena_bytes`.
@@ -189,7 +232,7 @@ def method_arena(pte_bytes: bytes, reader: et_pte.ProgramReader, method: int = 0
     meta = program.methods[method]
     guard = et_pte._Guard(data)  # the same bounds checks as read_program's
     try:
-        return _method_arena(guard, schema, plan, meta)
+        return _method_arena(guard, schema, plan, meta, types)
     except (struct.error, IndexError, ValueError, OverflowError, TypeError) as e:
         raise et_pte.PteError(
             f"offset {guard.pos}: {guard.what} points past the end of the {len(data)}-byte "
@@ -197,7 +240,9 @@ def method_arena(pte_bytes: bytes, reader: et_pte.ProgramReader, method: int = 0
         ) from None
 
 
-def _method_arena(guard: Any, schema: Any, plan: Any, meta: et_pte.Method) -> ArenaPlan:
+def _method_arena(
+    guard: Any, schema: Any, plan: Any, meta: et_pte.Method, types: dict[str, tuple[int, int]]
+) -> ArenaPlan:
     guard.table(plan, f"method {meta.name!r}")
     where = f"method {meta.name!r}"
     allocs: list[Allocation] = []
@@ -209,20 +254,20 @@ def _method_arena(guard: Any, schema: Any, plan: Any, meta: et_pte.Method) -> Ar
         for j in guard.count(plan.NonConstBufferSizesLength(), f"{where} non_const_buffer_sizes")
     ]
     planned = tuple(sizes[1:])  # entry 0 is reserved (method_meta.cpp)
-    allocs.append(_list("ETModel", "Span<uint8_t>", len(planned)))
+    allocs.append(_list(types, "ETModel", "Span<uint8_t>", len(planned)))
     for i, size in enumerate(planned):
         if size < 0:
             raise et_pte.PteError(f"{where}: planned buffer {i} has size {size}")
-        allocs.append(Allocation("memory plan", f"planned buffer {i}", size, TYPES["void*"][1]))
+        allocs.append(Allocation("memory plan", f"planned buffer {i}", size, types["void*"][1]))
 
     # 2. Method::load: no temp allocator given, so a PlatformMemoryAllocator instance.
-    allocs.append(_instance("load_method", "PlatformMemoryAllocator"))
+    allocs.append(_instance(types, "load_method", "PlatformMemoryAllocator"))
 
     # 3. Method::parse_values.
     n_value = guard.count(plan.ValuesLength(), f"{where} values")
-    allocs.append(_list("values", "EValue", len(n_value)))
+    allocs.append(_list(types, "values", "EValue", len(n_value)))
     if meta.inputs:
-        allocs.append(_list("values", "bool", len(meta.inputs)))
+        allocs.append(_list(types, "values", "bool", len(meta.inputs)))
     kinds = schema.KernelTypes
     values: list[tuple[int, Any]] = []  # (KernelTypes, the table of its val)
     for i in n_value:
@@ -255,7 +300,7 @@ def _method_arena(guard: Any, schema: Any, plan: Any, meta: et_pte.Method) -> Ar
         and t.AllocationInfo() is None
     )
     if external:
-        allocs.append(_list("values", "NamedData", external))
+        allocs.append(_list(types, "values", "NamedData", external))
         unknown.append(
             f"{external} external constant tensors (a .ptd): ETModel passes no external "
             "data, so loading fails"
@@ -264,33 +309,42 @@ def _method_arena(guard: Any, schema: Any, plan: Any, meta: et_pte.Method) -> Ar
     for i, (kind, t) in enumerate(values):
         if kind == kinds.IntList:
             n = t.ItemsLength()
-            allocs += [_list("values", "EValue*", n), _list("values", "int64_t", n)]
-            allocs.append(_instance("values", "BoxedEvalueList"))
+            allocs += [_list(types, "values", "EValue*", n), _list(types, "values", "int64_t", n)]
+            allocs.append(_instance(types, "values", "BoxedEvalueList"))
         elif kind in (kinds.BoolList, kinds.DoubleList, kinds.String):
-            allocs.append(_instance("values", "ArrayRef"))
+            allocs.append(_instance(types, "values", "ArrayRef"))
         elif kind == kinds.Tensor:
             dim = t.SizesLength()
             dims[i] = dim
             if int(t.ShapeDynamism()) != _STATIC:
-                allocs += [_list("values", "SizesType", dim), _list("values", "DimOrderType", dim)]
-            allocs += [_list("values", "StridesType", dim), _instance("values", "TensorImpl")]
+                allocs += [
+                    _list(types, "values", "SizesType", dim),
+                    _list(types, "values", "DimOrderType", dim),
+                ]
+            allocs += [
+                _list(types, "values", "StridesType", dim),
+                _instance(types, "values", "TensorImpl"),
+            ]
         elif kind == kinds.TensorList:
             n = t.ItemsLength()
-            allocs += [_list("values", "Tensor", n), _list("values", "EValue*", n)]
-            allocs.append(_instance("values", "BoxedEvalueList"))
+            allocs += [_list(types, "values", "Tensor", n), _list(types, "values", "EValue*", n)]
+            allocs.append(_instance(types, "values", "BoxedEvalueList"))
         elif kind == kinds.OptionalTensorList:
             n = t.ItemsLength()
-            allocs += [_list("values", "EValue*", n), _list("values", "optional<Tensor>", n)]
-            allocs.append(_instance("values", "BoxedEvalueList"))
+            allocs += [
+                _list(types, "values", "EValue*", n),
+                _list(types, "values", "optional<Tensor>", n),
+            ]
+            allocs.append(_instance(types, "values", "BoxedEvalueList"))
 
     # 4. Method::init, delegates.
     guard.at(plan, where)
     n_delegate = plan.DelegatesLength()
-    allocs.append(_list("delegates", "BackendDelegate", n_delegate))
+    allocs.append(_list(types, "delegates", "BackendDelegate", n_delegate))
     for j in guard.count(n_delegate, f"{where} delegates"):
         delegate = guard.table(plan.Delegates(j), f"{where} delegate {j}")
         if delegate.CompileSpecsLength():
-            allocs.append(_list("delegates", "CompileSpec", delegate.CompileSpecsLength()))
+            allocs.append(_list(types, "delegates", "CompileSpec", delegate.CompileSpecsLength()))
         unknown.append(
             f"delegate {j} ({guard.text(delegate.Id()) or 'unnamed'}): what its backend's "
             "init() allocates"
@@ -299,27 +353,32 @@ def _method_arena(guard: Any, schema: Any, plan: Any, meta: et_pte.Method) -> Ar
     # 5. Method::init, chains: the per-chain tables, then per instruction in order.
     guard.at(plan, where)
     n_chain = plan.ChainsLength()
-    allocs.append(_list("chains", "Chain", n_chain))
+    allocs.append(_list(types, "chains", "Chain", n_chain))
     calls = {(c.chain, c.instruction): c.args for c in meta.kernel_calls}
     delegate_calls = {(c.chain, c.instruction): c.args for c in meta.delegate_calls}
     for c in guard.count(n_chain, f"{where} chains"):
         chain = guard.table(plan.Chains(c), f"{where} chain {c}")
         n_instr = chain.InstructionsLength()
         allocs += [
-            _list("chains", "OpFunction", n_instr),
-            _list("chains", "InstructionArgs", n_instr),
+            _list(types, "chains", "OpFunction", n_instr),
+            _list(types, "chains", "InstructionArgs", n_instr),
         ]
         for k in range(n_instr):
             if (c, k) in calls:
                 args = calls[(c, k)]
-                allocs.append(_list("chains", "EValue*", len(args)))
+                allocs.append(_list(types, "chains", "EValue*", len(args)))
                 # resolve_operator: TensorMeta per argument, a dim order per tensor one.
-                allocs.append(_list("chains", "TensorMeta", len(args)))
-                allocs += [_list("chains", "DimOrderType", dims[a]) for a in args if a in dims]
+                allocs.append(_list(types, "chains", "TensorMeta", len(args)))
+                allocs += [
+                    _list(types, "chains", "DimOrderType", dims[a]) for a in args if a in dims
+                ]
             elif (c, k) in delegate_calls:
-                allocs.append(_list("chains", "EValue*", len(delegate_calls[(c, k)])))
+                allocs.append(_list(types, "chains", "EValue*", len(delegate_calls[(c, k)])))
 
-    total = max(_replay(allocs, 8 + residue) for residue in _BASE_RESIDUES)
+    # An arena 4 past an 8 boundary only exists where pointers are 4 bytes (malloc and the
+    # examples' alignas(16) give 8 or more; a 64-bit allocator's pointer alignment is 8).
+    residues = _BASE_RESIDUES if types["void*"][1] == 4 else (0,)
+    total = max(_replay(allocs, 8 + residue) for residue in residues)
     return ArenaPlan(meta.name, planned, tuple(allocs), total, tuple(unknown))
 
 
@@ -334,3 +393,14 @@ def for_model_h(pte_bytes: bytes, reader: et_pte.ProgramReader) -> tuple[int | N
     if plan.unknown:
         return None, "not derivable from the program alone: " + "; ".join(plan.unknown)
     return plan.total, ""
+
+
+def host_arena_bytes(pte_bytes: bytes, reader: et_pte.ProgramReader) -> int | None:
+    """The first method's figure on a 64-bit host (`TYPES_LP64`: the check's host run), or
+    None when it is incomplete (see `for_model_h`).
+
+    Raises:
+        et_pte.PteError: see `method_arena`.
+    """
+    plan = method_arena(pte_bytes, reader, types=TYPES_LP64)
+    return None if plan.unknown else plan.total

@@ -199,6 +199,7 @@ def model_h(
     all_kernels: bool = False,
     arena_bytes: int | None = None,
     arena_note: str = "the program was not read",
+    host_arena_bytes: int | None = None,
 ) -> str:
     """The C++ header text a sketch includes to get the program bytes.
 
@@ -224,6 +225,9 @@ def model_h(
             (`et_arena.method_arena(...).total`); None: no `<name>_arena_bytes` (a program
             that was not read, or whose figure is incomplete), and a comment says why.
         arena_note: with `arena_bytes` None, why there is no figure (one line).
+        host_arena_bytes: the same on a 64-bit host (`et_arena.host_arena_bytes`: the
+            check's host run), used where pointers are 8 bytes; None: the board's figure
+            everywhere.
 
     Raises:
         ValueError: `name` is not a C identifier, `source` spans lines, `pte_bytes` is
@@ -239,8 +243,9 @@ def model_h(
         raise ValueError(f"source {source!r} must be one line")
     if "\n" in arena_note or "\r" in arena_note:
         raise ValueError(f"arena note {arena_note!r} must be one line")
-    if arena_bytes is not None and arena_bytes < 0:
-        raise ValueError(f"arena_bytes {arena_bytes} is negative")
+    for figure in (arena_bytes, host_arena_bytes):
+        if figure is not None and figure < 0:
+            raise ValueError(f"arena bytes {figure} is negative")
     data = bytes(pte_bytes)
     if not data:
         raise ValueError(f"{source} is empty; export the model again")
@@ -265,11 +270,22 @@ def model_h(
     lines.append(f"inline constexpr size_t {name}_size = sizeof({name});")
     lines.append("")
     if arena_bytes is not None:
+        constant = f"inline constexpr size_t {name}_arena_bytes = "
         lines += [
             "// Arena bytes ETModel's begin() takes for this program's first method on a 32-bit",
             "// board (memory plan + what load_method allocates + ETModel's table; et_arena.py).",
-            f"inline constexpr size_t {name}_arena_bytes = {arena_bytes};",
         ]
+        if host_arena_bytes is None:
+            lines.append(f"{constant}{arena_bytes};")
+        else:
+            lines += [
+                "// A 64-bit host (the library check's host run) needs more: 8-byte pointers.",
+                "#if defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 8",
+                f"{constant}{host_arena_bytes};",
+                "#else",
+                f"{constant}{arena_bytes};",
+                "#endif",
+            ]
     else:
         lines.append(f"// No {name}_arena_bytes: {arena_note}.")
     if all_kernels:

@@ -87,7 +87,8 @@ def write_model_header(
     """Write `out` (a model.h) embedding the bytes of `pte` as array `name`.
 
     The text comes from `et_model_h.model_h` (deterministic; 16-byte aligned inline const
-    array plus `<name>_size`, the arena `<name>_arena_bytes` when `reader` is given (see
+    array plus `<name>_size`, the arena `<name>_arena_bytes` when `reader` is given (the
+    32-bit board's, and a 64-bit host's for the check's host run: see
     `et_arena.method_arena`), then the kernel selection of `operators`, None: none, the
     library registers every kernel). Written to a temporary file beside `out`, then moved
     into place.
@@ -104,10 +105,12 @@ def write_model_header(
             C identifier.
     """
     data = _read_bytes(pte, ".pte")
-    arena_bytes, arena_note = None, "the program was not read"
+    arena_bytes, arena_note, host_arena_bytes = None, "the program was not read", None
     if reader is not None:
         try:
-            arena_bytes, arena_note = et_arena.for_model_h(data, et_pte.load_reader(reader))
+            program_reader = et_pte.load_reader(reader)
+            arena_bytes, arena_note = et_arena.for_model_h(data, program_reader)
+            host_arena_bytes = et_arena.host_arena_bytes(data, program_reader)
         except et_pte.EtPteError as e:
             raise FatalError(
                 f"cannot derive the arena of {pte}: {e}; re-export it with the ExecuTorch "
@@ -121,6 +124,7 @@ def write_model_header(
             operators=operators,
             arena_bytes=arena_bytes,
             arena_note=arena_note,
+            host_arena_bytes=host_arena_bytes,
         )
     except ValueError as e:
         raise FatalError(f"cannot embed {pte}: {e}") from None
