@@ -154,7 +154,7 @@ class ETModel {
   // file). The runtime copies the data into the arena when the exporter
   // planned memory for that input and reads it in place otherwise, so `data`
   // must stay valid until run() returns. Shape and dtype come from the model;
-  // the element count is checked.
+  // the element count is checked. A refused call leaves input `index` unset.
   template <typename T>
   bool setInput(size_t index, const T* data, size_t count) {
     return bindInput(index, dtypeOf<T>(), const_cast<T*>(data), count);
@@ -189,7 +189,9 @@ class ETModel {
     if (status != Error::Ok) {
       return failCall("execute", status);
     }
-    last_run_us_ = ticksToMicros(end - start);
+    // One tick is one microsecond: the library's platform layer counts
+    // micros() (src/executorch/runtime/platform/default/arduino_pal.cpp).
+    last_run_us_ = static_cast<unsigned long>(end - start);
     ran_ = Ran::kOk;
     return true;
   }
@@ -228,8 +230,8 @@ class ETModel {
   }
 
   // Position of the largest value of output `index` (a classifier's answer),
-  // for float and integer outputs; -1 if output(index) would be nullptr, the
-  // output is empty or of another dtype.
+  // for float32, int8 and uint8 outputs; -1 if output(index) would be
+  // nullptr, the output is empty or of another dtype.
   int argmax(size_t index = 0) {
     const executorch::aten::Tensor* tensor = outputTensor("argmax", index);
     if (tensor == nullptr) {
@@ -242,8 +244,6 @@ class ETModel {
         return argmaxOf(output<int8_t>(index), outputCount(index));
       case DType::Byte:
         return argmaxOf(output<uint8_t>(index), outputCount(index));
-      case DType::Int:
-        return argmaxOf(output<int32_t>(index), outputCount(index));
       default:
         failType("argmax", "output", index, tensor->scalar_type(), DType::Float);
         return -1;
@@ -345,7 +345,7 @@ class ETModel {
   }
 
   // The enumerator's name of an executorch::runtime::Error
-  // ("MemoryAllocationFailed"), or "Error" for a code this table does not
+  // ("MemoryAllocationFailed"), or "Unknown" for a code this table does not
   // know. Written by code, not by name, so that it compiles against every
   // ref's error.h; tests/test_etmodel_api.py checks it against error.h.
   static const char* errorName(Error status) {
@@ -371,7 +371,7 @@ class ETModel {
       case 0x30: return "DelegateInvalidCompatibility";
       case 0x31: return "DelegateMemoryAllocationFailed";
       case 0x32: return "DelegateInvalidHandle";
-      default: return "Error";
+      default: return "Unknown";
     }
   }
 
@@ -631,17 +631,6 @@ class ETModel {
       return nullptr;
     }
     return &value.toTensor();
-  }
-
-  // The platform layer's ticks are micros() (1000 ns each); convert with its
-  // own ratio so another layer's clock still reads in microseconds.
-  static unsigned long ticksToMicros(et_timestamp_t ticks) {
-    const et_tick_ratio_t ratio = et_pal_ticks_to_ns_multiplier();
-    if (ratio.denominator == 0) {
-      return 0;
-    }
-    return static_cast<unsigned long>(
-        ticks * ratio.numerator / ratio.denominator / 1000);
   }
 
   // "<call>: <ErrorName> (0x<code>)", then what to do about it where this
