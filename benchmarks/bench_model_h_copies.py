@@ -1,4 +1,4 @@
-"""Benchmark: flash of a sketch whose files each include model.h, today's header vs 0.3's.
+"""Benchmark: flash of a sketch whose files each include model.h, today's header vs the earlier const array.
 
     python benchmarks/bench_model_h_copies.py [--files N] [PTE ...]
 
@@ -6,7 +6,7 @@ For each .pte (default: the committed AddModel and KeywordSpotting), writes mode
 extras/tools/et_model_h.py, compiles N .cpp files that each include it and take the array's
 address (arm-none-eabi-g++ at the UNO Q's flags, generator/toolchain/gcc.py), links them
 statically with --gc-sections, and prints the flash (.text + .rodata + .data, bytes) with the
-header as written (C++17 inline variables: one copy) and with 0.3's `const` array (one copy
+header as written (C++17 inline variables: one copy) and with the earlier `const` array (one copy
 per file). Not a test: tests/test_model_h_one_copy.py asserts the one definition.
 """
 
@@ -82,7 +82,7 @@ def main() -> int:
     parser.add_argument("pte", nargs="*", type=Path)
     args = parser.parse_args()
     ptes = args.pte or [FIXTURES / "AddModel.pte", FIXTURES / "KeywordSpotting.pte"]
-    print(f"| program | .pte bytes | flash, {args.files} files, inline | flash, 0.3 const |")
+    print(f"| program | .pte bytes | flash, {args.files} files, inline | flash, const (before) |")
     print("|---|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for pte in ptes:

@@ -1,6 +1,6 @@
 """model.h included from several files of a sketch defines one copy of the program.
 
-A namespace-scope `const` array has internal linkage in C++, so the header of library 0.3
+A namespace-scope `const` array has internal linkage in C++, so the header before this change
 (`alignas(16) const uint8_t model_pte[] = {...}`) gave every file that included it a copy of
 its own (+14 KB flash for three files with KeywordSpotting). The header's variables are C++17
 `inline` now (the board core compiles with -std=gnu++17) and its kernel selection functions
@@ -111,8 +111,8 @@ def test_three_files_link_one_copy_of_the_model(tmp_path: Path, relocatable: boo
     assert et_model_h.pte_from_model_h(header) == PTE
 
 
-def test_the_0_3_header_gave_each_file_its_copy(tmp_path: Path) -> None:
-    """The measurement tells the two apart: the old `const` array, one copy per file."""
+def test_the_const_header_gave_each_file_its_copy(tmp_path: Path) -> None:
+    """The measurement tells the two apart: the earlier `const` array, one copy per file."""
     header = et_model_h.model_h(
         PTE, source="AddModel.pte", operators=["aten::add.out"], arena_bytes=359
     )
