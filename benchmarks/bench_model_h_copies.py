@@ -1,4 +1,4 @@
-"""Benchmark: flash of a sketch whose files each include model.h, today's header vs the earlier const array.
+"""Benchmark: flash of a sketch whose files each include model.h, inline header vs `const`.
 
     python benchmarks/bench_model_h_copies.py [--files N] [PTE ...]
 
