@@ -119,8 +119,9 @@ def test_arena_cut_below_need_fails(real_main: BuildResult, tmp_path: Path) -> N
     shutil.copytree(real_main.out, lib)
     sketch = lib / "examples/AddModel/AddModel.ino"
     source = sketch.read_text()
-    assert "kArenaBytes = 8 * 1024;" in source
-    sketch.write_text(source.replace("kArenaBytes = 8 * 1024;", "kArenaBytes = 256;"))
+    sized = "kArenaBytes = model_pte_arena_bytes;"  # 359 B for AddModel (model.h)
+    assert sized in source
+    sketch.write_text(source.replace(sized, "kArenaBytes = 256;"))
     report = run_check(lib, examples=["AddModel"], compiler="gcc-arm")
     assert not report.passed
     example = report.to_dict()["examples"][0]

@@ -17,13 +17,15 @@
 #include "model.h"
 
 // Everything the method needs at run time (its state and its intermediate
-// tensors) comes from this arena. If it is too small, begin() fails and says
-// so; the "Arena:" line shows how much of it the model really takes.
+// tensors) comes from this arena. model.h says how much that is on a 32-bit
+// board: model_pte_arena_bytes, derived from the .pte when model.h was written
+// (its memory plan plus what loading the method allocates). If the arena is too
+// small, begin() fails and says so; the "Arena:" line shows what the model took.
 // The arena comes from malloc, not a static array: in the Dynamic link mode
 // (the IDE's default) the board's loader copies a sketch's static data into its
 // LLEXT heap (128 KiB on cores before mid-2026), while malloc takes from the
 // firmware's own C heap. If malloc fails, begin() says the arena is too small.
-static const size_t kArenaBytes = 8 * 1024;
+static const size_t kArenaBytes = model_pte_arena_bytes;
 static uint8_t* const arena = static_cast<uint8_t*>(malloc(kArenaBytes));
 
 static ETModel model(model_pte, sizeof(model_pte), arena, arena ? kArenaBytes : 0);
@@ -55,6 +57,10 @@ static void addOne() {
     printError();
     return;
   }
+  // How long the inference took, in microseconds of the board's clock.
+  Serial.print("Inference: ");
+  Serial.print(model.lastRunMicros());
+  Serial.println(" us");
   const float* out = model.output();
   if (out == nullptr) {
     printError();

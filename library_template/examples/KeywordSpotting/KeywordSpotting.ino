@@ -30,15 +30,16 @@ static const char* const kLabels[] = {"silence", "unknown", "yes",  "no",
 static const size_t kLabelCount = sizeof(kLabels) / sizeof(kLabels[0]);
 
 // The method state plus a 16,000-byte planned buffer for the activations:
-// about 30 KB on a 32-bit board (30,150 bytes at ExecuTorch cff6f4dd), so
-// 28 KB fails load_method with 0x21. Bigger is not free either: the Zephyr
-// core keeps its own stack and heap in the same 256 KB of RAM, so only grow
-// this if begin() asks for it.
+// model_pte_arena_bytes in model.h, derived from the .pte when model.h was
+// written (30,150 bytes on a 32-bit board at ExecuTorch cff6f4dd; a smaller
+// arena fails load_method with MemoryAllocationFailed). The Zephyr core keeps
+// its own stack and heap in the same 256 KB of RAM, so the arena takes exactly
+// what the model needs.
 // The arena comes from malloc, not a static array: in the Dynamic link mode
 // (the IDE's default) the board's loader copies a sketch's static data into its
 // LLEXT heap (128 KiB on cores before mid-2026), while malloc takes from the
 // firmware's own C heap. If malloc fails, begin() says the arena is too small.
-static const size_t kArenaBytes = 40 * 1024;
+static const size_t kArenaBytes = model_pte_arena_bytes;
 static uint8_t* const arena = static_cast<uint8_t*>(malloc(kArenaBytes));
 
 static ETModel model(model_pte, sizeof(model_pte), arena, arena ? kArenaBytes : 0);
@@ -67,6 +68,10 @@ static void spotKeyword() {
     printError();
     return;
   }
+  // How long the inference took, in microseconds of the board's clock.
+  Serial.print("Inference: ");
+  Serial.print(model.lastRunMicros());
+  Serial.println(" us");
   const float* scores = model.output();
   if (scores == nullptr) {
     printError();
