@@ -38,8 +38,11 @@ check refused the program, 2 bad input (the model, its inputs, the options) or a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
+import io
+import logging
 import os
 import sys
 import tempfile
@@ -76,7 +79,8 @@ class ExportError(Exception):
 
 class _ListAction(argparse.Action):
     """Comma-separated and/or repeated values, like every list option of the generator
-    (generator/cli_lists.py): `--input-shape 1x8,1x4 --input-shape 2` is three inputs."""
+    (generator/cli_lists.py): `--input-shape 1x8,1x4 --input-shape 2` is three inputs. Unlike
+    there, a repeated value is kept: two inputs may have one shape."""
 
     def __call__(
         self,
@@ -523,6 +527,31 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _exported(args: argparse.Namespace) -> bytes:
+    """The .pte bytes of the model the options name (see `main`).
+
+    Raises:
+        ExportError: bad input, or the export failed (its first line).
+    """
+    model = build_model(args.model) if args.model else load_exported(Path(args.exported))
+    inputs = example_inputs(args, model)
+    what = args.model or args.exported
+    try:
+        if args.quantize == "int8":
+            data = export_int8(model, inputs, calibration_inputs(args, inputs), args.cpu)
+        else:
+            data = export_float(model, inputs)
+    except ExportError:
+        raise
+    except Exception as e:
+        if args.traceback:
+            traceback.print_exc()
+        raise ExportError(
+            f"exporting {what} failed: {_one_line(e)} (--traceback prints the whole report)"
+        ) from None
+    return data
+
+
 def _run(args: argparse.Namespace) -> int:
     """Export, check and write as `main` says; raises ExportError for bad input."""
     if bool(args.model) == bool(args.exported):
@@ -553,25 +582,21 @@ def _run(args: argparse.Namespace) -> int:
             "torch is not installed: pip install torch and the executorch wheel of the library's "
             'pin (see the library README, "Export your own model")'
         )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # torch's deprecations, not the user's
-        warnings.simplefilter("ignore", DeprecationWarning)
-        model = build_model(args.model) if args.model else load_exported(Path(args.exported))
-        inputs = example_inputs(args, model)
-        what = args.model or args.exported
-        try:
-            if args.quantize == "int8":
-                data = export_int8(model, inputs, calibration_inputs(args, inputs), args.cpu)
-            else:
-                data = export_float(model, inputs)
-        except ExportError:
-            raise
-        except Exception as e:
-            if args.traceback:
-                traceback.print_exc()
-            raise ExportError(
-                f"exporting {what} failed: {_one_line(e)} (--traceback prints the whole report)"
-            ) from None
+    # torch's, torchao's and executorch's own logging, warnings and prints (a failed export
+    # prints its graph) would bury the one line this tool prints; --traceback keeps them.
+    quiet = (
+        contextlib.nullcontext() if args.traceback else contextlib.redirect_stderr(io.StringIO())
+    )
+    if not args.traceback:
+        logging.disable(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings(), quiet:
+            if not args.traceback:
+                warnings.simplefilter("ignore")
+            data = _exported(args)
+    finally:
+        logging.disable(logging.NOTSET)
+    what = args.model or args.exported
     try:
         header = pte_to_header.header_for(
             data, source=pte.name, name=args.name, reader=reader, check=not args.no_check
@@ -582,13 +607,14 @@ def _run(args: argparse.Namespace) -> int:
     _write_together([(pte, data), (header_path, header.text.encode("utf-8"))])
     kind = f"int8 for the {args.cpu}" if args.quantize else "float, portable kernels"
     print(f"{pte}: {len(data)} bytes, {kind}, exported from {what}")
-    checked = (
-        f"; checked against {header.library}"
-        if header.library is not None and not args.no_check
-        else "; not checked (no library's program reader: --reader LIBRARY/extras/tools/pte_schema)"
-        if header.library is None
-        else ""
-    )
+    if header.library is None:
+        checked = (
+            "; not checked (no library's program reader: --reader LIBRARY/extras/tools/pte_schema)"
+        )
+    elif args.no_check:
+        checked = "; not checked (--no-check)"
+    else:
+        checked = f"; checked against {header.library}"
     print(f"{header_path}: {args.name}[{len(data)}] from {pte.name}{header.summary}{checked}")
     return 0
 
