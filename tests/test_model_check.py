@@ -423,6 +423,10 @@ def test_missing_operator_is_operator_missing(reader: et_pte.ProgramReader) -> N
     assert "cortex_m::pad.out is not registered in the library" in message
     assert "OperatorMissing (0x14)" in message and "Method::load" in message
     assert "--ops-from-pte" in message
+    # What a user of the published library can do comes first, regenerating it after.
+    user = message.index("Without regenerating the library")
+    assert user < message.index("replace the layer") < message.index("--ops-from-pte")
+    assert user < message.index("export the model another way") < message.index("--ops-from-pte")
     # Not --ops: it replaces the root ops, the other models' operators would go.
     assert "--ops " not in message and "--ops," not in message
 

@@ -77,13 +77,21 @@ LIKELY_CAUSE = (
     "was built from (see the pin in extras/PROVENANCE.txt); re-export the model with that "
     "commit, or regenerate the library from the exporter's commit"
 )
-#: Why an operator a model calls is not registered. (`--ops` is not offered: it replaces
-#: the root ops, so the operators the other models need would go.)
+#: Why an operator a model calls is not registered, and what to do: first what a user of the
+#: library as published (Library Manager) can do, then regenerating it, for its maintainers.
+#: (`--ops` is not offered: it replaces the root ops, so the operators the other models need
+#: would go.)
 MISSING_CAUSE = (
-    "the library's op set does not include it: regenerate the library with --ops-from-pte "
-    "naming this model and every other model the library must run (the build names any "
-    "operator the pinned ExecuTorch has no kernel for), or the model was exported with a "
-    "different ExecuTorch commit than the library's pin (extras/PROVENANCE.txt)"
+    "the library's op set does not include it (its operators are listed in "
+    "extras/PROVENANCE.txt, 'operators'). Without regenerating the library: replace the layer "
+    "that lowers to it with one whose operators are listed (e.g. nn.ReLU for an activation "
+    "the library lacks), or export the model another way (plain "
+    "to_edge(...).to_executorch(), or int8 with the Cortex-M quantizer, whose operators every "
+    "library registers), then check it again. For the library's maintainers: regenerate it "
+    "with --ops-from-pte naming this model and every other model the library must run (the "
+    "build names any operator the pinned ExecuTorch has no kernel for). Or the model was "
+    "exported with a different ExecuTorch commit than the library's pin "
+    "(extras/PROVENANCE.txt)"
 )
 #: The namespace of ExecuTorch's prim ops (symbolic-size arithmetic, et_view, et_copy_index).
 PRIM_NAMESPACE = "executorch_prim::"
