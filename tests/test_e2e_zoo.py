@@ -1,0 +1,235 @@
+"""End to end: the model zoo (tests/fixtures/zoo/) on the default library (issue 18).
+
+The default library generated from real ExecuTorch main (cff6f4dd, 1.5.0; the zoo was
+exported with the executorch 1.5.1 wheel) runs every zoo model: its `check_models.py` passes
+each `.pte`, and each model, in a sketch added to a copy of the library the way
+tests/test_e2e_user_model.py adds one (model.h by the library's own pte_to_header.py), goes
+through `python -m generator check` (model check, UNO Q compile, emulated Cortex-M33 run, host
+run under sanitizers) and prints outputs equal to PyTorch's within the tolerance below.
+
+Tolerances (absolute, per output value):
+
+- float models: `FLOAT_RELATIVE` * |PyTorch's value| + `FLOAT_ABSOLUTE`. The portable kernels
+  compute in float32 as PyTorch does, but in another order (sums, the matrix products) and with
+  the C library's expf/tanhf/erff, so values differ in their last bits; the sketch prints 6
+  decimals (rounding by at most 5e-7), hence the absolute part.
+- int8 models: `INT8_STEPS` steps of the output's quantization scale from the pt2e-converted
+  (quantized) PyTorch model, which does the same integer arithmetic up to one rounding
+  (CMSIS-NN's requantization against the reference's), and printing.
+
+Runs when the upstream URLs resolve (tests/upstream.py); skips with the reason otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from generator.commands.build import BuildResult
+
+pytestmark = pytest.mark.e2e
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+ZOO = REPO_ROOT / "tests" / "fixtures" / "zoo"
+MANIFEST: dict[str, Any] = json.loads((ZOO / "zoo.json").read_text(encoding="utf-8"))
+#: Float models: relative part of the tolerance (of PyTorch's value).
+FLOAT_RELATIVE = 1e-4
+#: Float models: absolute part of the tolerance (the 6 printed decimals, and values near 0).
+FLOAT_ABSOLUTE = 1e-5
+#: Int8 models: allowed distance from the quantized PyTorch model, in output steps.
+INT8_STEPS = 1.0
+#: The arena each sketch gives its model: above what the largest zoo model plans on the
+#: 64-bit host (whose plan is larger than the board's).
+ARENA_BYTES = 48 * 1024
+OUTPUT_LINE = re.compile(r"^out\[(\d+)\]=(-?[0-9]+\.[0-9]+)$")
+
+SKETCH = """\
+// {name}: the zoo model {model} (tests/fixtures/zoo/), run once on the input of zoo.json.
+
+#include <ETModel.h>
+
+#include "model.h"
+
+alignas(16) static uint8_t arena[{arena}];
+
+static ETModel model(model_pte, sizeof(model_pte), arena, sizeof(arena));
+
+static const float kInput[] = {{{inputs}}};
+
+static void printError() {{
+  Serial.print("ERROR: ");
+  Serial.println(model.error());
+}}
+
+void setup() {{
+  Serial.begin(115200);
+  Serial.println("=== {name} ===");
+  const size_t count = sizeof(kInput) / sizeof(kInput[0]);
+  if (!model.begin() || !model.setInput(0, kInput, count) || !model.run()) {{
+    printError();
+  }} else if (model.output() == nullptr) {{
+    printError();
+  }} else {{
+    const float* out = model.output();
+    for (size_t i = 0; i < model.outputCount(); i++) {{
+      Serial.print("out[");
+      Serial.print(static_cast<unsigned long>(i));
+      Serial.print("]=");
+      Serial.println(out[i], 6);
+    }}
+  }}
+  Serial.println("=== DONE ===");
+}}
+
+void loop() {{
+  delay(1000);
+}}
+"""
+
+
+def example_name(model: str) -> str:
+    """The example a zoo model is checked as."""
+    return f"Zoo{model}"
+
+
+def tolerance(entry: dict[str, Any], index: int) -> float:
+    """The allowed absolute difference of output `index` from `expected(entry)[index]`."""
+    if entry["quantized"]:
+        return INT8_STEPS * float(entry["output_scale"]) + 1e-6
+    return FLOAT_RELATIVE * abs(float(entry["output"][index])) + FLOAT_ABSOLUTE
+
+
+def expected(entry: dict[str, Any]) -> list[float]:
+    """What the board must print: the float model's output, or the quantized model's."""
+    return [float(v) for v in entry["quantized_output" if entry["quantized"] else "output"]]
+
+
+def write_example(lib: Path, model: str, entry: dict[str, Any]) -> None:
+    """examples/Zoo<model>/: the sketch, model.h from the library's pte_to_header.py, and an
+    expected.yaml holding every output value with its tolerance."""
+    name = example_name(model)
+    folder = lib / "examples" / name
+    folder.mkdir()
+    inputs = ", ".join(f"{float(v)!r}f" for v in entry["input"])
+    (folder / f"{name}.ino").write_text(
+        SKETCH.format(name=name, model=model, arena=ARENA_BYTES, inputs=inputs)
+    )
+    subprocess.run(
+        [
+            sys.executable,
+            str(lib / "extras/tools/pte_to_header.py"),
+            str(ZOO / f"{model}.pte"),
+            "-o",
+            str(folder / "model.h"),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    values = expected(entry)
+    spec = {
+        "must_print": [f"=== {name} ===", "=== DONE ==="],
+        "must_not_print": ["ERROR:"],
+        "timeout_seconds": 120,
+        "values": [
+            {
+                "line_regex": rf"^out\[{i}\]=(-?[0-9]+\.[0-9]+)$",
+                "equals": value,
+                "tolerance": tolerance(entry, i),
+            }
+            for i, value in enumerate(values)
+        ],
+    }
+    (folder / "expected.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+
+
+def emulated_outputs(example: dict[str, Any]) -> list[float]:
+    """The out[i] values the emulated Cortex-M33 run printed, in index order."""
+    (run,) = [r for r in example["runs"] if r["kind"] == "emulated"]
+    found = {}
+    for line in run["last_lines"]:
+        match = OUTPUT_LINE.match(line.strip())
+        if match:
+            found[int(match.group(1))] = float(match.group(2))
+    return [found[i] for i in sorted(found)]
+
+
+def test_check_models_passes_every_zoo_model(real_main: BuildResult) -> None:
+    ptes = ",".join(str(ZOO / f"{m}.pte") for m in MANIFEST)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(real_main.out / "extras/tools/check_models.py"),
+            str(real_main.out),
+            "--pte",
+            ptes,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"{len(MANIFEST)} models match" in proc.stdout
+    for model in MANIFEST:
+        assert f"ok   {model}.pte:" in proc.stdout
+
+
+def test_every_zoo_model_runs_on_the_emulated_board(real_main: BuildResult, tmp_path: Path) -> None:
+    lib = tmp_path / "ExecuTorch"
+    shutil.copytree(real_main.out, lib)
+    for model, entry in MANIFEST.items():
+        write_example(lib, model, entry)
+    report_file = tmp_path / "report.json"
+    check = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "generator",
+            "check",
+            str(lib),
+            "--compiler",
+            "gcc-arm",
+            "--example",
+            ",".join(example_name(m) for m in MANIFEST),
+            "--json",
+            str(report_file),
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    report = json.loads(report_file.read_text()) if report_file.is_file() else {}
+    examples = {e["example"]: e for e in report.get("examples", [])}
+    rows = []
+    for model, entry in MANIFEST.items():
+        example = examples.get(example_name(model))
+        if example is None:
+            continue
+        board = emulated_outputs(example)
+        want = expected(entry)
+        errors = [abs(b - w) for b, w in zip(board, want, strict=False)]
+        vs_float = max(abs(b - f) for b, f in zip(board, entry["output"], strict=False))
+        rows.append(
+            f"| {model} | {example['sizes'].get('flash')} | {example['sizes'].get('ram')} | "
+            f"{max(errors) if errors else '-'} | {vs_float} | {len(board)}/{len(want)} |"
+        )
+    print("\n| model | flash B | RAM B | max error vs expected | vs float | outputs |")
+    print("\n".join(rows))
+    assert check.returncode == 0, check.stdout[-6000:] + check.stderr[-3000:]
+    for model, entry in MANIFEST.items():
+        example = examples[example_name(model)]
+        assert example["passed"], example
+        board = emulated_outputs(example)
+        want = expected(entry)
+        assert len(board) == len(want), (model, board)
+        for i, (b, w) in enumerate(zip(board, want, strict=True)):
+            assert abs(b - w) <= tolerance(entry, i), (model, i, b, w)
