@@ -115,7 +115,10 @@ def _count(shape: list[int]) -> int:
 
 def test_fixture_checksums() -> None:
     lines = (ZOO / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
-    sums = dict(reversed(line.split("  ", 1)) for line in lines)
+    sums: dict[str, str] = {}
+    for line in lines:
+        digest, name = line.split("  ", 1)
+        sums[name] = digest
     assert sorted(sums) == sorted([*(f"{n}.pte" for n in KINDS), "zoo.json"])
     for name, digest in sums.items():
         assert hashlib.sha256((ZOO / name).read_bytes()).hexdigest() == digest, name
