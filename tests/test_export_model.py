@@ -41,10 +41,11 @@ def _missing() -> str | None:
 
 pytestmark = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 
-#: What the kernel calls of the programs below pass, registered so by the test library:
-#: read from the programs the executorch 1.5.1 wheel exports for nn.Linear (float: addmm and
-#: the weight's permute_copy) and, for the int8 ones, the registration of a library generated
-#: from cff6f4dd (tests/test_model_check.py KERNELS_AT_CFF6F4DD).
+#: The argument counts the test library registers, as a library generated from cff6f4dd
+#: does: float nn.Linear calls aten::addmm.out (7) and aten::permute_copy.out (4) (read from
+#: the RegisterKernelsByOperator.cpp of `generator build --ops-from-pte` given such a
+#: program, and what the executorch 1.5.1 wheel's export passes); the int8 ones from
+#: tests/test_model_check.py KERNELS_AT_CFF6F4DD.
 FLOAT_KERNELS = {"aten::addmm.out": 7, "aten::permute_copy.out": 4}
 INT8_KERNELS = {
     "cortex_m::quantize_per_tensor.out": 8,
