@@ -38,9 +38,11 @@ Every allocation is `MemoryAllocator::allocate(size, alignment)` (runtime/core/m
 the cursor moves to the next multiple of `alignment` and then by `size`, so padding depends on
 the arena's address. `allocateList<T>(n)` and `allocateInstance<T>()` align to `alignof(T)`;
 plain `allocate` to `alignof(void*)`. The figure is the larger of the replays from an arena
-aligned to 8 and one 4 past it (malloc on the board gives 8, a `uint8_t` array at least 1 but
-ETModel's example arrays are `alignas(16)`; every alignment used is 1, 4 or 8), measured from
-the arena's start as `ETModel::arenaUsed()` measures it.
+aligned to 8 and one 4 past it (the examples' malloc gives 8 on the board, ETModel.h's
+`alignas(16) static uint8_t arena[...]` 16; every alignment used is 1, 4 or 8; a plain
+`uint8_t` array without alignas is only 1-aligned, and its first allocation can need up to 3
+bytes more), measured from the arena's start as `ETModel::arenaUsed()` measures it. On a
+64-bit host (`TYPES_LP64`) only the 8-aligned replay is made (its malloc gives 16).
 
 The sizes and alignments (`TYPES`) are those of arm-none-eabi-g++ 12 for the Cortex-M33 at the
 UNO Q's flags against ExecuTorch cff6f4dd (v1.5.0 pin); an e2e test compiles them with
