@@ -148,7 +148,7 @@ def export_models(out: Path) -> dict[str, tuple[Path, list[int]]]:
 
 
 def _runs(report: dict[str, Any], example: str) -> dict[str, list[str]]:
-    (found,) = [e for e in report["examples"] if e["name"] == example]
+    (found,) = [e for e in report["examples"] if e["example"] == example]
     return {run["kind"]: run["last_lines"] for run in found["runs"]}
 
 
