@@ -44,9 +44,22 @@ def _registered_in_firmware(library: Path, example: str, tmp_path: Path) -> set[
     return set(re.findall(r"\bet_arduino_register_(\w+)$", nm, re.M)) - {"kernels", "all_kernels"}
 
 
+#: model.h's arena figure: one line, or the board's and the host's in an #if.
+_ARENA = re.compile(
+    r"^(#if defined\(__SIZEOF_POINTER__\).*?#endif"
+    r"|inline constexpr size_t \w+_arena_bytes = \d+;)$",
+    re.M | re.S,
+)
+
+
 def _rewrite_model_h(header: Path, operators: list[str] | None, name: str = "model_pte") -> None:
-    data = et_model_h.pte_from_model_h(header.read_text())
-    header.write_text(et_model_h.model_h(data, name=name, operators=operators))
+    text = header.read_text()
+    data = et_model_h.pte_from_model_h(text)
+    out = et_model_h.model_h(data, name=name, operators=operators)
+    arena = _ARENA.search(text)  # kept: the examples size their arena from it
+    if arena is not None:
+        out += arena.group(1).replace("model_pte_arena_bytes", f"{name}_arena_bytes") + "\n"
+    header.write_text(out)
 
 
 def test_each_example_links_only_its_models_kernels(real_main: BuildResult, tmp_path: Path) -> None:
