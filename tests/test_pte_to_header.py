@@ -115,6 +115,19 @@ def test_in_a_library_it_validates_against_the_shipped_schema(tmp_path: Path) ->
     assert et_model_h.pte_from_model_h((tmp_path / "junk.h").read_text()) == b"not a program at all"
 
 
+def test_the_header_gives_the_64_bit_hosts_arena_too(tmp_path: Path) -> None:
+    """A user's header carries the host figure as the build's do: sized from the board's
+    30,150 B alone, the check's host run of KeywordSpotting would run out of arena."""
+    lib = installed_library(tmp_path / "ExecuTorch")
+    script = lib / "extras" / "tools" / "pte_to_header.py"
+    ok = run(script, KEYWORD_SPOTTING, "-o", "model.h", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    text = (tmp_path / "model.h").read_text()
+    assert "#if defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 8" in text
+    assert "model_pte_arena_bytes = 38062;" in text
+    assert "model_pte_arena_bytes = 30150;" in text
+
+
 def test_in_a_library_it_needs_no_site_packages(tmp_path: Path) -> None:
     # A plain python3 (-S: no site-packages, so no pip flatbuffers or numpy): the standard
     # library, the program reader and the FlatBuffers runtime beside the script suffice.

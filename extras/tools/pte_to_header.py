@@ -170,8 +170,11 @@ def header_for(
                 f"{source} would not run on the library {library}; nothing written:\n{problems}"
                 "\n(--no-check writes the header anyway)"
             )
+    host_bytes: int | None = None
     try:
         arena_bytes, arena_note = et_arena.for_model_h(data, program_reader)
+        # The 64-bit host's larger figure (the check's host run), as the build's headers have.
+        host_bytes = et_arena.host_arena_bytes(data, program_reader) if arena_bytes else None
     except et_pte.EtPteError as e:  # unknown, said in the header, not guessed
         arena_bytes, arena_note = None, f"not derived: {e}".replace("\n", " ")
     ops = program.called_operators
@@ -191,6 +194,7 @@ def header_for(
         all_kernels=all_kernels,
         arena_bytes=arena_bytes,
         arena_note=arena_note or "the program was not read",
+        host_arena_bytes=host_bytes,
     )
     return Header(text, summary, library)
 
