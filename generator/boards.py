@@ -31,6 +31,11 @@ class Board:
         flash_bytes: flash available to the sketch, bytes.
         ram_bytes: RAM available to the sketch's globals, bytes.
         cpu_flags: GCC flags selecting the CPU and FPU.
+        key: the board's key in `ZEPHYR_BOARDS` (`check --board KEY`, the JSON's "board").
+        cpu: the CPU core (`cortex-m33`).
+        emulator: the `EMULATORS` key the check runs it on; None: compiled and sized only.
+        llext_heap_bytes: the Dynamic mode's LLEXT heap, bytes; None: unknown (the Dynamic
+            verdict is then "unknown", never a pass).
     """
 
     name: str
@@ -38,6 +43,10 @@ class Board:
     flash_bytes: int
     ram_bytes: int
     cpu_flags: tuple[str, ...]
+    key: str
+    cpu: str
+    emulator: str | None
+    llext_heap_bytes: int | None
 
 
 UNO_Q = Board(
@@ -46,8 +55,16 @@ UNO_Q = Board(
     flash_bytes=786_432,
     ram_bytes=262_144,
     cpu_flags=("-mcpu=cortex-m33", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-sp-d16"),
+    key="unoq",
+    cpu="cortex-m33",
+    emulator="mps2-an505",
+    # variants/arduino_uno_q_stm32u585xx/*.conf CONFIG_LLEXT_HEAP_SIZE=256 (PR #511; see
+    # generator/check/cores.py, whose pinned core's heap the Dynamic verdict of the UNO Q uses).
+    llext_heap_bytes=256 * 1024,
 )
 
+#: The boards CI's matrix runs on every change (generator/workflows.py renders its keys):
+#: the UNO Q. `check --board` takes these and every `ZEPHYR_BOARDS` key (`check_boards`).
 BOARDS: dict[str, Board] = {"unoq": UNO_Q}
 
 
@@ -185,7 +202,8 @@ class ZephyrBoard:
         if self.flash_bytes is None or self.ram_bytes is None:
             return None
         return Board(self.name, self.fqbn(link_mode), self.flash_bytes, self.ram_bytes,
-                     self.cpu_flags)  # fmt: skip
+                     self.cpu_flags, self.key, self.cpu, self.emulator,
+                     self.llext_heap_bytes)  # fmt: skip
 
 
 _K = 1024
@@ -348,3 +366,17 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
         ),
     )
 }  # fmt: skip
+
+
+def check_boards() -> dict[str, Board]:
+    """Every board `check --board` can check, by key: each `ZEPHYR_BOARDS` row with known
+    flash and RAM and an emulator (as a static-link `Board`), then `BOARDS` (whose UNO Q is
+    `UNO_Q` itself, so the default check is the one it always was).
+
+    Left out: a row without an emulator (the Nano RP2040 Connect's Cortex-M0+). Its
+    "compiled and sized only" needs a board half that assembles for ARMv6-M, and the check's
+    (`arduino_core/board/mps_common.inc`: the fault handler's `tst lr, #4` / `ite eq`) is
+    Thumb-2; a row whose flash or RAM is unknown (none today).
+    """
+    rows = {key: row.budget() for key, row in ZEPHYR_BOARDS.items() if row.emulator}
+    return {**{key: b for key, b in rows.items() if b is not None}, **BOARDS}

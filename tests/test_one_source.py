@@ -151,7 +151,7 @@ def test_the_sync_branch_starts_with_the_prefix() -> None:
 def test_the_emulated_boards_memory_is_the_board_budget() -> None:
     script = ROOT / "generator" / "check" / "arduino_core" / "board" / "mps2_an505.ld"
     lengths = dict(
-        re.findall(r"^\s*(\w+)\s*\([rwx]+\)\s*:.*LENGTH\s*=\s*(\d+)", script.read_text(), re.M)
+        re.findall(r"^\s*(\w+)\s*\([rwx]+\)\s*:.*LENGTH\s*=.*?(\d+)$", script.read_text(), re.M)
     )
     assert int(lengths["FLASH"]) == boards.UNO_Q.flash_bytes
     assert int(lengths["RAM"]) == boards.UNO_Q.ram_bytes

@@ -39,6 +39,7 @@ The check's link differs from the board's in these ways, each on purpose:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import struct
@@ -49,7 +50,7 @@ from pathlib import Path
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
-from generator.boards import Board
+from generator.boards import UNO_Q, Board
 from generator.check.cores import (
     CORES,
     FLASH_BASE,
@@ -84,7 +85,14 @@ COMMON_LDFLAGS = (
 )
 STRIP_TOOL = "arm-none-eabi-strip"
 #: The objects of the emulated board's own half: the firmware in the Dynamic mode.
-FIRMWARE_OBJECTS = ("mps2_an505.c.o", "printf_c99.c.o")
+#: Each emulator's board file (`generator.boards.EMULATORS`); a link holds one of them.
+FIRMWARE_OBJECTS = (
+    "mps2_an505.c.o",
+    "mps2_an386.c.o",
+    "mps2_an500.c.o",
+    "mps3_an547.c.o",
+    "printf_c99.c.o",
+)
 #: What the check's core calls of its board half (board/mps2_an505.c): stand-ins for the
 #: Zephyr functions the board core's Serial, timing and interrupts call, which the board's
 #: firmware exports (Zephyr's own exports, not read here).
@@ -352,6 +360,21 @@ def judge(elf: bytes, core: CoreFacts) -> CoreVerdict:
     )
 
 
+def board_cores(board: Board) -> tuple[CoreFacts, ...]:
+    """The loader `board`'s Dynamic verdict takes: the pinned core release's (`CORES`: the
+    arduino:zephyr core is one release for all its boards, so its loader code is the UNO Q's)
+    with `board`'s LLEXT heap (`Board.llext_heap_bytes`, from `ZEPHYR_BOARDS`). The UNO Q's
+    earlier releases are not judged for another board: their heaps are the UNO Q's.
+
+    Raises:
+        ValueError: `board`'s heap is unknown.
+    """
+    if board.llext_heap_bytes is None:
+        raise ValueError(f"{board.name}'s LLEXT heap is unknown")
+    pinned = next(core for core in CORES if core.pinned)
+    return (dataclasses.replace(pinned, heap_bytes=board.llext_heap_bytes),)
+
+
 def dynamic_stage(
     line: LinkLine | None,
     board: Board,
@@ -376,6 +399,11 @@ def dynamic_stage(
     """
     if line is None:
         return StageResult("dynamic", Status.SKIP, "no gcc-arm objects to link"), None
+    if cores is CORES and board != UNO_Q:
+        if board.llext_heap_bytes is None:
+            unknown = f"verdict unknown: {board.name}'s LLEXT heap was not read"
+            return StageResult("dynamic", Status.SKIP, unknown), None
+        cores = board_cores(board)
     out_dir.mkdir(parents=True, exist_ok=True)
     verdicts: list[CoreVerdict] = []
     links: dict[_Flavour, tuple[Path | None, str]] = {}

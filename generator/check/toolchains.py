@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
-from generator.boards import UNO_Q, Board
+from generator.boards import EMULATORS, UNO_Q, Board
 from generator.check.firmware_symbols import defsym_flags, provided_functions
 from generator.check.link import (
     LinkInputs,
@@ -280,9 +280,21 @@ def lost_message(lost: str) -> str:
     )
 
 
-def _board_sources(board_dir: Path) -> tuple[Path, ...]:
+def board_file(board: Board) -> str:
+    """The stem of `board`'s emulated board half (`arduino_core/board/<stem>.c` and `.ld`):
+    its emulator's (`generator.boards.EMULATORS`).
+
+    Raises:
+        ValueError: `board` has no emulator (its firmware has no board half to link).
+    """
+    if board.emulator is None:
+        raise ValueError(f"{board.name} ({board.cpu}) has no emulator and no board half")
+    return EMULATORS[board.emulator].board_file
+
+
+def _board_sources(board_dir: Path, stem: str = "mps2_an505") -> tuple[Path, ...]:
     """The board half of the emulated core: the variant's sources (start-up, UART, heap)."""
-    return (board_dir / "new.cpp", board_dir / "mps2_an505.c", board_dir / "printf_c99.c")
+    return (board_dir / "new.cpp", board_dir / f"{stem}.c", board_dir / "printf_c99.c")
 
 
 def _compiler(compiler: Compiler) -> dict[str, Any]:
@@ -290,13 +302,27 @@ def _compiler(compiler: Compiler) -> dict[str, Any]:
     return {f.name: getattr(compiler, f.name) for f in fields(Compiler)}
 
 
+def _budget_flags(board: Board) -> tuple[str, ...]:
+    """The link's budgets: the emulated memory's lengths are `board`'s flash and RAM
+    (`__board_flash_bytes`, `__board_ram_bytes` of the board's `.ld`), so a sketch that does
+    not fit fails to link as on the board. None for the UNO Q: mps2_an505.ld's defaults are
+    its budgets, and its link line stays the one it always was."""
+    if board == UNO_Q:
+        return ()
+    return (
+        f"-Wl,--defsym=__board_flash_bytes={board.flash_bytes}",
+        f"-Wl,--defsym=__board_ram_bytes={board.ram_bytes}",
+    )
+
+
 def _gcc_arm(board: Board) -> GccToolchain:
     board_dir = CORE_DIR / "board"
+    stem = board_file(board)
     return GccToolchain(
         **_compiler(arm_gcc(board.cpu_flags)),
         name="gcc-arm",
-        core_sources=(*CORE_SOURCES, board_dir / "abi.cpp", *_board_sources(board_dir)),
-        variant_sources=_board_sources(board_dir),
+        core_sources=(*CORE_SOURCES, board_dir / "abi.cpp", *_board_sources(board_dir, stem)),
+        variant_sources=_board_sources(board_dir, stem),
         # Full newlib (no nano.specs); nosys.specs only for system calls we do not define.
         link=(
             "-nostartfiles",
@@ -304,7 +330,8 @@ def _gcc_arm(board: Board) -> GccToolchain:
             "-Wl,--gc-sections",
             "-Wl,--no-warn-rwx-segments",
             "-Wl," + ",".join(f"--wrap={symbol}" for symbol in PRINTF_WRAPS),
-            f"-T{board_dir / 'mps2_an505.ld'}",
+            f"-T{board_dir / (stem + '.ld')}",
+            *_budget_flags(board),
             "-Wl,--start-group",
             "-lstdc++",
             "-lm",

@@ -1,0 +1,60 @@
+"""`check --board` over the board table: each board's toolchain (its CPU flags, its emulator's
+board half and linker script, its budgets), and its Dynamic verdict's loader heap."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from generator.boards import UNO_Q, ZEPHYR_BOARDS, check_boards
+from generator.check import dynamic, toolchains
+from generator.check.cores import CORES
+from generator.check.link import LinkLine
+from generator.check.stages import Status
+from generator.check.toolchains import GCC_ARM, select_toolchain
+from generator.toolchain.gcc import CORE_DIR
+
+
+def test_check_boards_are_the_table_rows_with_an_emulator_and_the_uno_q_is_the_table_object() -> (
+    None
+):
+    boards = check_boards()
+    assert boards["unoq"] is UNO_Q
+    assert set(boards) == {k for k, row in ZEPHYR_BOARDS.items() if row.emulator is not None}
+    assert "nano_connect" not in boards  # Cortex-M0+: no emulator, no ARMv6-M board half
+    r4 = boards["unor4wifi"]
+    assert (r4.flash_bytes, r4.ram_bytes, r4.llext_heap_bytes) == (122_880, 16_384, 16_384)
+    assert (r4.emulator, r4.cpu, r4.key) == ("mps2-an386", "cortex-m4", "unor4wifi")
+    assert r4.fqbn == "arduino:zephyr:unor4wifi:link_mode=static"
+
+
+def test_the_uno_q_link_line_is_unchanged_and_another_board_links_its_budgets() -> None:
+    assert select_toolchain("gcc-arm", UNO_Q) is GCC_ARM
+    assert f"-T{CORE_DIR / 'board' / 'mps2_an505.ld'}" in GCC_ARM.link
+    assert not [a for a in GCC_ARM.link if "defsym" in a]
+    gcc = select_toolchain("gcc-arm", check_boards()["unor4wifi"])
+    assert isinstance(gcc, toolchains.GccToolchain)
+    assert gcc.common[:4] == ("-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16")
+    assert f"-T{CORE_DIR / 'board' / 'mps2_an386.ld'}" in gcc.link
+    assert "-Wl,--defsym=__board_flash_bytes=122880" in gcc.link
+    assert "-Wl,--defsym=__board_ram_bytes=16384" in gcc.link
+    assert [p.name for p in gcc.variant_sources] == ["new.cpp", "mps2_an386.c", "printf_c99.c"]
+    c33 = select_toolchain("gcc-arm", check_boards()["portentac33"])
+    assert isinstance(c33, toolchains.GccToolchain)
+    assert [p.name for p in c33.variant_sources][1] == "mps2_an505.c"
+    assert "-Wl,--defsym=__board_flash_bytes=1048576" in c33.link
+
+
+def test_another_boards_dynamic_verdict_takes_the_pinned_loader_with_its_heap() -> None:
+    cores = dynamic.board_cores(check_boards()["unor4wifi"])
+    pinned = next(c for c in CORES if c.pinned)
+    assert len(cores) == 1 and cores[0].pinned and cores[0].version == pinned.version
+    assert cores[0].heap_bytes == 16_384 != pinned.heap_bytes
+
+
+def test_an_unknown_heap_is_an_unknown_verdict_not_a_pass(tmp_path: Path) -> None:
+    board = dataclasses.replace(check_boards()["portentac33"], llext_heap_bytes=None)
+    line = LinkLine(object_files=[], core_archive=None, list_chars=0)
+    stage, sizes = dynamic.dynamic_stage(line, board, tmp_path, "X")
+    assert stage.status is Status.SKIP and sizes is None
+    assert stage.summary == "verdict unknown: Arduino Portenta C33's LLEXT heap was not read"
