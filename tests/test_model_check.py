@@ -684,15 +684,16 @@ def test_the_generator_imports_each_tool_once_without_a_sys_path_entry() -> None
         "tools = [m for m in sorted(sys.modules) if m.startswith('et_')]\n"
         "print(tools, [p for p in sys.path if p.endswith('tools')])\n"
         "print(models.et_checks.et_pte is models.et_pte is models.et_registration.et_pte,\n"
-        "      models.et_dtypes.et_checks is models.et_checks)\n"
+        "      models.et_dtypes.et_checks is models.et_checks,\n"
+        "      models.et_arena.et_pte is models.et_pte)\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=TOOLS.parents[1], capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
-        "['et_checks', 'et_dtypes', 'et_model_h', 'et_pte', 'et_registration'] []",
-        "True True",
+        "['et_arena', 'et_checks', 'et_dtypes', 'et_model_h', 'et_pte', 'et_registration'] []",
+        "True True True",
     ]
 
 
