@@ -122,9 +122,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _board_keys() -> list[str]:
-    from generator.boards import BOARDS
+    from generator.boards import check_boards
 
-    return list(BOARDS)
+    return list(check_boards())
+
+
+def _board_list(text: str) -> str:
+    """`--board`'s value: comma-separated keys of `check_boards()` or `all`, checked here so a
+    wrong one exits 2 as argparse's choices do (`ListAction` splits the value)."""
+    keys = _board_keys()
+    for part in (p.strip() for p in text.split(",")):
+        if part and part != "all" and part not in keys:
+            raise argparse.ArgumentTypeError(
+                f"invalid choice: {part!r} (choose from {', '.join(keys)}, or all)"
+            )
+    return text
 
 
 def _positive_seconds(text: str) -> float:
@@ -177,12 +189,13 @@ def add_check_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser])
         help="compile back end (default: auto = arduino-cli when it and the arduino:zephyr "
         "core are installed, else gcc-arm)",
     )
-    check.add_argument(
+    add_list_option(
+        check,
         "--board",
-        choices=_board_keys(),
-        default="unoq",
-        help="board to compile and size for, a key of the board table generator/boards.py "
-        "(default: unoq)",
+        metavar="NAME",
+        type=_board_list,
+        help="boards to check, keys of the board table generator/boards.py, or all (default: "
+        "unoq); every stage runs per board, the host run once per example",
     )
     check.add_argument(
         "--no-run", action="store_true", help="compile and measure only; run nothing"

@@ -15,9 +15,10 @@ import yaml
 
 from generator import boards
 from generator import workflows as wf
-from generator.boards import UNO_Q
+from generator.boards import UNO_Q, check_boards
 from generator.check import toolchains
 from generator.check.toolchains import GCC_ARM, ArduinoCli, select_toolchain
+from generator.commands.check import board_keys
 from generator.main import build_parser
 
 REPO = "https://github.com/example/executorch-arduino-generator.git"
@@ -113,8 +114,14 @@ def test_check_board_defaults_to_unoq_and_takes_only_table_keys(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     parser = build_parser()
-    assert parser.parse_args(["check", "lib"]).board == "unoq"
-    assert parser.parse_args(["check", "lib", "--board", "unoq"]).board == "unoq"
+    # None is the UNO Q (`board_keys`); a list option since --board takes several boards.
+    assert parser.parse_args(["check", "lib"]).board is None
+    assert board_keys(None, check_boards()) == ["unoq"]
+    assert parser.parse_args(["check", "lib", "--board", "unoq"]).board == ["unoq"]
+    both = parser.parse_args(["check", "lib", "--board", "unoq,giga", "--board", "unoq"])
+    assert both.board == ["unoq", "giga"]
+    every = board_keys(parser.parse_args(["check", "lib", "--board", "all"]).board, check_boards())
+    assert every == list(check_boards()) and "unor4wifi" in every
     with pytest.raises(SystemExit) as exit_info:
         parser.parse_args(["check", "lib", "--board", "nano-x"])
     assert exit_info.value.code == 2
@@ -162,7 +169,7 @@ def test_check_passes_the_board_of_its_key_to_the_run(
     with pytest.raises(Stop):
         check_command.check(args)
     assert seen["board"] is NANO
-    args = argparse.Namespace(**{**vars(args), "board": "unoq"})
+    args = argparse.Namespace(**{**vars(args), "board": ["unoq"]})
     with pytest.raises(Stop):
         check_command.check(args)
     assert seen["board"] is UNO_Q

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from generator.boards import EMULATORS
 from generator.check.expected import DONE_LINE, Expected
 from generator.check.stages import StageResult, Status
 from generator.errors import FatalError
@@ -111,6 +112,8 @@ class RunOutput:
         stderr: the program's (or QEMU's) error output: sanitizer reports, QEMU errors
             (the first `MAX_STDERR_BYTES`).
         seconds: wall time of the run.
+        machine: the QEMU machine an emulated run booted on ("" for the host); not in the
+            JSON (the entry's "board" says it).
     """
 
     kind: str
@@ -122,6 +125,7 @@ class RunOutput:
     cut_hits: set[str] = field(default_factory=set)
     stderr: str = ""
     seconds: float = 0.0
+    machine: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the last `REPORT_LINES` lines only)."""
@@ -351,8 +355,10 @@ def run_emulated(
     *,
     devices: Sequence[str] = (),
     kind: str = "emulated",
+    machine: str = QEMU_MACHINE,
 ) -> RunOutput:
-    """Boot `elf` on QEMU's mps2-an505, counting instructions (`QEMU_ICOUNT`), and capture
+    """Boot `elf` on QEMU's `machine` (default mps2-an505; a board's is its
+    `generator.boards.EMULATORS` entry), counting instructions (`QEMU_ICOUNT`), and capture
     its Serial (UART0) output.
 
     `watch`: see `run_program`; `devices`: more `-device` values (QEMU's generic loader
@@ -365,7 +371,7 @@ def run_emulated(
     argv = [
         QEMU,
         "-M",
-        QEMU_MACHINE,
+        machine,
         "-nographic",
         "-icount",
         QEMU_ICOUNT,
@@ -378,7 +384,9 @@ def run_emulated(
         argv += ["-device", device]
     if shutil.which(QEMU) is None:
         raise FatalError(f"{QEMU} is not installed; install the Debian package qemu-system-arm")
-    return run_program(argv, kind, timeout, watch=watch)
+    out = run_program(argv, kind, timeout, watch=watch)
+    out.machine = machine
+    return out
 
 
 def run_host(exe: Path, timeout: float, watch: Sequence[str] = ()) -> RunOutput:
@@ -486,8 +494,11 @@ def judge_run(out: RunOutput, expected: Expected, stage: str) -> StageResult:
             problems.append(f"no line contains {text!r}")
     problems += _value_problems(out.lines, expected)
 
+    machine = out.machine or QEMU_MACHINE
+    emulator = EMULATORS.get(machine)
+    cpu = emulator.cpu.replace("cortex-m", "Cortex-M") if emulator else machine
     what = {
-        "emulated": "emulated Cortex-M33 (QEMU mps2-an505)",
+        "emulated": f"emulated {cpu} (QEMU {machine})",
         "dynamic": "Dynamic upload file placed by the loader model on QEMU mps2-an505",
     }.get(out.kind, "host build with AddressSanitizer + UBSan")
     if not problems and not expected.until_done:

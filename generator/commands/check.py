@@ -36,9 +36,10 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from generator.atomic import write_atomic
-from generator.boards import BOARDS, UNO_Q, Board
+from generator.boards import EMULATORS, UNO_Q, Board, check_boards
 from generator.cache import objects_dir
 from generator.check.arena import arena_stage, host_arena_limit, parse_arena
 from generator.check.compile import CompileResult, compile_example
@@ -49,7 +50,7 @@ from generator.check.linkmodes import check_readme, update_readme, update_sketch
 from generator.check.model_check import model_check
 from generator.check.plan import library_examples, missing_sketches, plan_build
 from generator.check.report import CheckReport, ExampleReport
-from generator.check.run import judge_run, run_emulated, run_host, stop_children
+from generator.check.run import RunOutput, judge_run, run_emulated, run_host, stop_children
 from generator.check.sizes import measure_elf, parse_arduino_cli, sizes_stage
 from generator.check.sketch import (
     BAD_INPUT_EXIT,
@@ -211,6 +212,13 @@ def check(args: argparse.Namespace) -> int:
             "--update-docs writes every example's row: run it without --example (the "
             "README would otherwise describe only the examples checked)"
         )
+    table = check_boards()
+    keys = board_keys(getattr(args, "board", None), table)
+    if getattr(args, "update_docs", False) and keys != ["unoq"]:
+        raise FatalError(
+            "--update-docs writes the UNO Q's figures into the README: run it with --board "
+            "unoq (the default)"
+        )
     # Resolved before anything runs: compiles run in other folders.
     json_path = output_file(args.json, "--json") if args.json else None
     cache_dir = args.cache_dir.resolve() if args.cache_dir else None
@@ -234,27 +242,37 @@ def check(args: argparse.Namespace) -> int:
                     library, [folder for folder, _ in sketches.values()], overlay
                 )
                 library = overlay
-            report = run_check(
-                library,
-                examples=examples,
-                compiler=args.compiler,
-                run=not args.no_run,
-                cache_dir=cache_dir,
-                board=BOARDS[getattr(args, "board", "unoq")],
-                keep=keep,
-                expectations={name: expected for name, (_, expected) in sketches.items()},
-            )
+            host_runs: dict[str, tuple[CompileResult, RunOutput | None]] = {}
+            reports = [
+                (
+                    key,
+                    run_check(
+                        library,
+                        examples=examples,
+                        compiler=args.compiler,
+                        run=not args.no_run,
+                        cache_dir=cache_dir,
+                        board=table[key],
+                        keep=keep / key if keep is not None and len(keys) > 1 else keep,
+                        expectations={name: exp for name, (_, exp) in sketches.items()},
+                        host_runs=host_runs,
+                    ),
+                )
+                for key in keys
+            ]
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
-    report.library = args.library.resolve()
-    report.errors[:0] = [f"lint: {finding}" for finding in lint.findings]
-    for example in report.examples:
-        if example.name in sketches:
-            print(serial_output(example), end="")
-    markdown = report.to_markdown()
+    for _, report in reports:
+        report.library = args.library.resolve()
+    reports[0][1].errors[:0] = [f"lint: {finding}" for finding in lint.findings]
+    for _, report in reports:
+        for example in report.examples:
+            if example.name in sketches:
+                print(serial_output(example), end="")
+    markdown = "\n".join(report.to_markdown() for _, report in reports)
     print(markdown)
-    data = report.to_dict()
+    data = board_data(reports, table)
     for entry in data["examples"]:
         if entry["example"] in sketches:
             entry["sketch"] = str(sketches[entry["example"]][0])
@@ -266,7 +284,52 @@ def check(args: argparse.Namespace) -> int:
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         _append_summary(summary, markdown)
-    return 0 if report.passed else 1
+    return 0 if all(report.passed for _, report in reports) else 1
+
+
+def board_keys(values: Sequence[str] | None, table: Mapping[str, Board]) -> list[str]:
+    """`--board`'s keys in order: None is the UNO Q; `all` is every key of `table`
+    (`generator.boards.check_boards`), in its order, where it stands.
+
+    Raises:
+        FatalError: a key `table` does not have (argparse refuses it first on the command
+            line).
+    """
+    keys: list[str] = []
+    for value in values or ["unoq"]:
+        for key in list(table) if value == "all" else [value]:
+            if key not in table:
+                raise FatalError(f"no board {key!r}; --board takes {', '.join(table)} or all")
+            if key not in keys:
+                keys.append(key)
+    return keys
+
+
+def board_data(
+    reports: Sequence[tuple[str, CheckReport]], table: Mapping[str, Board]
+) -> dict[str, Any]:
+    """The check's JSON over every board checked: the first board's report's fields, each
+    example entry once per board with `"board": <key>`, and `"boards"`: `[{"key", "name",
+    "fqbn", "emulator" (None: none), "cpu"}]`. With more than one board, `board` names them
+    all, `passed`, `seconds` and the cache counts are over all of them, and another board's
+    errors start with its key.
+    """
+    data = reports[0][1].to_dict()
+    data["examples"] = [
+        {**entry, "board": key} for key, report in reports for entry in report.to_dict()["examples"]
+    ]
+    data["boards"] = [
+        {"key": key, "name": b.name, "fqbn": b.fqbn, "emulator": b.emulator, "cpu": b.cpu}
+        for key, b in ((key, table[key]) for key, _ in reports)
+    ]
+    if len(reports) > 1:
+        data["board"] = ", ".join(report.board for _, report in reports)
+        data["passed"] = all(report.passed for _, report in reports)
+        data["seconds"] = round(sum(report.seconds for _, report in reports), 1)
+        data["errors"] += [f"{key}: {e}" for key, report in reports[1:] for e in report.errors]
+        for count in ("hits", "misses", "failures"):
+            data["cache"][count] = sum(getattr(r.cache, count) for _, r in reports)
+    return data
 
 
 def run_check(
@@ -279,6 +342,7 @@ def run_check(
     board: Board = UNO_Q,
     keep: Path | None = None,
     expectations: Mapping[str, Expected] | None = None,
+    host_runs: dict[str, tuple[CompileResult, RunOutput | None]] | None = None,
 ) -> CheckReport:
     """Check the examples of the generated library at `library` (stages 1-5).
 
@@ -295,6 +359,9 @@ def run_check(
             None: they go to a temporary folder that is removed at the end.
         expectations: example name -> what its runs must print, instead of its
             expected.yaml (a user's sketch, `check/sketch.py`).
+        host_runs: example name -> its host build and run, filled and reused here, so
+            a check of several boards builds and runs each example on the host once (it
+            does not depend on the board); None: not kept.
 
     Returns:
         the report; `.passed` is True only when every selected example passed every
@@ -353,6 +420,7 @@ def run_check(
                     cache,
                     work,
                     (expectations or {}).get(name),
+                    host_runs,
                 )
             )
     if keep is not None:
@@ -373,6 +441,7 @@ def _check_example(
     cache: ObjectCache,
     work: Path,
     expected: Expected | None = None,
+    host_runs: dict[str, tuple[CompileResult, RunOutput | None]] | None = None,
 ) -> ExampleReport:
     """Stages 2-5 of the example `name`, judged by `expected` (None: its expected.yaml)."""
     start = time.monotonic()
@@ -405,8 +474,14 @@ def _check_example(
         return report
     timeout = expected.timeout_seconds
     emulated = None
-    if firmware is not None and firmware.build.ok and firmware.build.binary is not None:
-        emulated = run_emulated(firmware.build.binary, timeout, expected.must_not_print)
+    no_emulator = f"no emulator for {board.cpu}: compiled and sized only"
+    if board.emulator is None:
+        report.stages.append(StageResult("run", Status.SKIP, no_emulator))
+    elif firmware is not None and firmware.build.ok and firmware.build.binary is not None:
+        machine = EMULATORS[board.emulator].machine
+        emulated = run_emulated(
+            firmware.build.binary, timeout, expected.must_not_print, machine=machine
+        )
         report.runs.append(emulated)
         report.stages.append(judge_run(emulated, expected, "run"))
     else:
@@ -420,15 +495,35 @@ def _check_example(
         )
 
     # The Dynamic upload file (the pinned core's), placed by the loader model and booted.
-    upload = work / name / "dynamic" / f"{name}.elf-zsk.bin" if report.dynamic else None
-    stage, dynamic_run = dynamic_run_stage(upload, expected, work, work / name / "dynamic-run")
-    if dynamic_run is not None:
-        report.runs.append(dynamic_run)
-    report.stages.append(stage)
+    # Its firmware (board/llext_host.c, .ld) is the UNO Q's: memory, heap, mps2-an505.
+    if board.emulator is None:
+        report.stages.append(StageResult("dynamic-run", Status.SKIP, no_emulator))
+    elif board != UNO_Q:
+        report.stages.append(
+            StageResult(
+                "dynamic-run",
+                Status.SKIP,
+                f"not run for {board.name}: the loader model's firmware is the UNO Q's",
+            )
+        )
+    else:
+        upload = work / name / "dynamic" / f"{name}.elf-zsk.bin" if report.dynamic else None
+        stage, dynamic_run = dynamic_run_stage(upload, expected, work, work / name / "dynamic-run")
+        if dynamic_run is not None:
+            report.runs.append(dynamic_run)
+        report.stages.append(stage)
 
-    host = compile_example(HOST, plan, work / name / HOST.name, cache)
-    if host.build.ok and host.build.binary is not None:
-        out = run_host(host.build.binary, timeout, expected.must_not_print)
+    host_run = host_runs.get(name) if host_runs is not None else None
+    if host_run is None:
+        host = compile_example(HOST, plan, work / name / HOST.name, cache)
+        out = None
+        if host.build.ok and host.build.binary is not None:
+            out = run_host(host.build.binary, timeout, expected.must_not_print)
+        host_run = (host, out)
+        if host_runs is not None:
+            host_runs[name] = host_run
+    host, out = host_run
+    if out is not None:
         report.runs.append(out)
         # A host that fell short of arena where the board did not is the host's limit.
         report.stages.append(
