@@ -6,12 +6,17 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
+
 from generator.boards import UNO_Q, ZEPHYR_BOARDS, check_boards
 from generator.check import dynamic, toolchains
 from generator.check.cores import CORES
 from generator.check.link import LinkLine
-from generator.check.stages import Status
+from generator.check.report import CheckReport, ExampleReport
+from generator.check.stages import StageResult, Status
 from generator.check.toolchains import GCC_ARM, select_toolchain
+from generator.commands.check import board_data, board_keys
+from generator.errors import FatalError
 from generator.toolchain.gcc import CORE_DIR
 
 
@@ -58,3 +63,43 @@ def test_an_unknown_heap_is_an_unknown_verdict_not_a_pass(tmp_path: Path) -> Non
     stage, sizes = dynamic.dynamic_stage(line, board, tmp_path, "X")
     assert stage.status is Status.SKIP and sizes is None
     assert stage.summary == "verdict unknown: Arduino Portenta C33's LLEXT heap was not read"
+
+
+def _report(board: str, passed: bool) -> CheckReport:
+    report = CheckReport(Path("/lib"), "gcc-arm", board)
+    example = ExampleReport("HelloExecuTorch")
+    status = Status.PASS if passed else Status.FAIL
+    example.stages.append(StageResult("compile", status, "x"))
+    report.examples.append(example)
+    report.seconds = 2.0
+    return report
+
+
+def test_the_json_has_an_entry_per_example_and_board_and_the_boards_checked() -> None:
+    table = check_boards()
+    one = board_data([("unoq", _report("Arduino UNO Q", True))], table)
+    assert one["board"] == "Arduino UNO Q" and one["passed"] is True
+    assert [e["board"] for e in one["examples"]] == ["unoq"]
+    assert one["boards"] == [
+        {"key": "unoq", "name": "Arduino UNO Q", "fqbn": UNO_Q.fqbn,
+         "emulator": "mps2-an505", "cpu": "cortex-m33"}
+    ]  # fmt: skip
+    second = _report("Arduino UNO R4 WiFi", False)
+    second.errors.append("boom")
+    two = board_data([("unoq", _report("Arduino UNO Q", True)), ("unor4wifi", second)], table)
+    assert [(e["example"], e["board"]) for e in two["examples"]] == [
+        ("HelloExecuTorch", "unoq"),
+        ("HelloExecuTorch", "unor4wifi"),
+    ]
+    assert two["board"] == "Arduino UNO Q, Arduino UNO R4 WiFi"
+    assert (two["passed"], two["seconds"], two["errors"]) == (False, 4.0, ["unor4wifi: boom"])
+    assert two["boards"][1]["emulator"] == "mps2-an386"
+
+
+def test_board_keys_default_all_and_unknown() -> None:
+    table = check_boards()
+    assert board_keys(None, table) == ["unoq"]
+    assert board_keys(["giga", "all"], table)[0] == "giga"
+    assert sorted(board_keys(["all", "giga"], table)) == sorted(table)
+    with pytest.raises(FatalError, match="no board 'nope'"):
+        board_keys(["nope"], table)
