@@ -163,9 +163,11 @@ class ETModel {
     return setInput<float>(index, data, count);
   }
 
-  // Runs the method once. Every tensor input must have been set (once is
-  // enough: a binding holds across runs). On failure output() returns
-  // nullptr until a run() succeeds.
+  // Runs the method once. Every tensor input must have been set. An input
+  // the exporter planned memory for is copied when setInput() is called, not
+  // when run() is: call setInput() again whenever its values change (a loop()
+  // that refills a sensor buffer sets it before every run()). On failure
+  // output() returns nullptr until a run() succeeds.
   bool run() {
     ran_ = Ran::kFailed;
     if (!method_) {
