@@ -266,7 +266,7 @@ def check(args: argparse.Namespace) -> int:
     for _, report in reports:
         report.library = args.library.resolve()
     reports[0][1].errors[:0] = [f"lint: {finding}" for finding in lint.findings]
-    for _, report in reports:
+    for _, report in reports if sketches else ():
         for example in report.examples:
             if example.name in sketches:
                 print(serial_output(example), end="")
