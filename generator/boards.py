@@ -12,8 +12,11 @@ The RAM ceiling depends on the core release (the core's `boards.txt` says
 no source file states it): 131,072 for 0.55.0 (`board details`/compile output in
 weimingtom/wmt_arduino_uno_q_study README.md) and 0.55.2 (meta-pytorch/executorch-arduino
 CHANGELOG [0.2.0]); 262,144 for 0.56.0 (arduino/ArduinoCore-zephyr issue #542, a compile
-log) and 0.90.0 (the same CHANGELOG: "0.90.0 reports double that"). Flash is 786,432 in
-0.55.0 and 0.56.0 (the same two outputs); for the other two it was not read.
+log) and 0.90.0 (the same CHANGELOG: "0.90.0 reports double that"). The core writes that
+figure from the firmware's `CONFIG_LLEXT_HEAP_SIZE` (`extra/package_core.sh` at 0.55.0,
+`extra/build.sh` at 177dcef6), so 0.56.0 and 0.90.0 have PR #511's 256 KiB LLEXT heap: why
+`generator/check/cores.py` judges the Dynamic mode with main@177dcef6's loader. Flash is
+786,432 in 0.55.0 and 0.56.0 (the same two outputs); for the other two it was not read.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from generator.check.dynamic_run import (
     LOADED_MAGIC,
     REFUSED_MAGIC,
     boot_descriptor,
+    build_firmware,
     dynamic_run_stage,
     export_names,
 )
@@ -111,8 +112,13 @@ def test_an_extension_runs_as_the_loader_places_it(tmp_path: Path) -> None:
     assert stage.status is Status.PASS, (stage.summary, stage.details, out.lines)
     assert stage.stage == "dynamic-run"
     assert out.lines[:2] == ["ready=42 seven=7", "=== DONE ==="]
-    # The firmware is built once per core and reused.
-    assert len(list((tmp_path / "work" / "dynamic-firmware").iterdir())) == 1
+    # The firmware is built once per core and reused: the pinned core's, with its heap
+    # (main@177dcef6's 256 KiB) and its export table.
+    (folder,) = (tmp_path / "work" / "dynamic-firmware").iterdir()
+    firmware = build_firmware(pinned_core(), tmp_path / "work")
+    assert firmware.elf.parent == folder and firmware.heap_bytes == 262_144
+    table = (folder / "llext_host_exports.c").read_text()
+    assert "uint8_t llext_host_heap[262144];" in table and "main@177dcef6" in table
 
 
 @needs_qemu

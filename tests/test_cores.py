@@ -8,6 +8,7 @@ import re
 import pytest
 
 from generator import data_dir
+from generator.boards import UNO_Q, ZEPHYR_BOARDS
 from generator.check.cores import (
     CORES,
     INSTALLED_CORE,
@@ -77,6 +78,20 @@ def test_the_facts_the_issue_names() -> None:
     assert not any(c.storage_writable for c in CORES)
 
 
+def test_the_stand_in_for_0_90_0_is_the_newest_loader_read() -> None:
+    # 0.90.0 was not read; the newest row read stands in (cores.py PINNED_CORE's comment):
+    # the main line of 2026-06-30, with the 256 KiB heap arduino-cli reports for 0.90.0
+    # (boards.py: 262,144 B of RAM) and every __aeabi_* helper wrapped, as from 0.55.1.
+    assert INSTALLED_CORE == "0.90.0" and INSTALLED_CORE not in {c.version for c in CORES}
+    assert PINNED_CORE == "main@177dcef6" == CORES[-1].version
+    assert max(c.date for c in CORES) == pinned_core().date == "2026-06-30"
+    assert pinned_core().heap_bytes == 262_144 == UNO_Q.ram_bytes
+    assert ZEPHYR_BOARDS["unoq"].llext_heap_bytes == pinned_core().heap_bytes
+    assert {"__aeabi_dmul", "__aeabi_ddiv", "__aeabi_dsub"} <= set(pinned_core().wrapped)
+    # The older rows stay, each with its own heap and wrappers.
+    assert core("0.55.0").heap_bytes == 131_072 and not core("0.55.0").pinned
+
+
 def test_the_section_names_the_stand_in_when_the_installed_core_was_not_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -85,7 +100,9 @@ def test_the_section_names_the_stand_in_when_the_installed_core_was_not_read(
     monkeypatch.setattr(linkmodes, "INSTALLED_CORE", "0.90.0")
     assert linkmodes.unchecked_sentence().endswith(
         "and later) were not checked: their loader's source could not be read. The library's "
-        "CI installs 0.90.0; `0.55.0` (pinned) is the loader the check judges in its place."
+        "CI installs 0.90.0; `main@177dcef6` (pinned) is the loader the check judges in its "
+        "place: the newest loader read, from which 0.90.0 descends, with the 256 KiB LLEXT "
+        "heap 0.90.0 reports (262,144 B of RAM)."
     )
     monkeypatch.setattr(linkmodes, "INSTALLED_CORE", "0.55.0")
     assert linkmodes.unchecked_sentence().endswith("source could not be read.")

@@ -23,30 +23,35 @@ from generator.check.linkmodes import (
 )
 from generator.errors import FatalError
 
+PINNED = "main@177dcef6"  # cores.PINNED_CORE, with its 256 KiB heap
 
-def _verdict(core: str, loaded: bool, peak: int, heap: int = 131_072, errno: int = 0) -> Any:
-    return {"core": core, "pinned": core == "0.55.0", "loaded": loaded, "heap_bytes": heap,
+
+def _verdict(core: str, loaded: bool, peak: int, errno: int = 0) -> Any:
+    heap = 262_144 if core == PINNED else 131_072
+    return {"core": core, "pinned": core == PINNED, "loaded": loaded, "heap_bytes": heap,
             "peak_bytes": peak, "errno": errno, "log": [], "short_branches": 0}  # fmt: skip
 
 
 REPORT = {
     "examples": [
         {"example": "AddModel", "dynamic": {"verdicts": [
-            _verdict("0.53.1", False, 140_000, errno=12), _verdict("0.55.0", True, 70_032)]}},
+            _verdict("0.55.0", False, 140_000, errno=12), _verdict(PINNED, True, 140_032)]}},
         {"example": "HelloExecuTorch", "dynamic": {"verdicts": [
-            _verdict("0.53.1", True, 20_568), _verdict("0.55.0", True, 13_864)]}},
+            _verdict("0.55.0", True, 20_568), _verdict(PINNED, True, 13_864)]}},
     ]
 }  # fmt: skip
 
 
 def test_the_section_says_per_core_what_the_loader_does() -> None:
     text = link_modes_markdown(REPORT)
-    assert "| example | `0.53.1` | `0.55.0` (pinned) |" in text
+    assert "| example | `0.55.0` | `main@177dcef6` (pinned) |" in text
     assert (
         "| AddModel | ❌ rc -12, needs 140,000 B of 128 KiB (8,928 B over) "
-        "| ✅ 70,032 B of 128 KiB |" in text
+        "| ✅ 140,032 B of 256 KiB |" in text
     )
-    assert "| HelloExecuTorch | ✅ 20,568 B of 128 KiB | ✅ 13,864 B of 128 KiB |" in text
+    assert "| HelloExecuTorch | ✅ 20,568 B of 128 KiB | ✅ 13,864 B of 256 KiB |" in text
+    # A user of the older core reads its row: refused there, and what to do.
+    assert "on that core pick Tools > Link mode > Static" in text
     assert "pick Tools > Link mode > Static" in text and "Failed to load sketch, rc -N" in text
     assert "(0.55.2, 0.56.0, 0.90.0, 1.0.0, and later) were not checked" in text
 
@@ -64,7 +69,7 @@ def test_the_readme_section_is_replaced_between_its_markers(tmp_path: Path) -> N
     assert text.startswith(f"# Title\n\n{BEGIN}\n## Link modes") and text.endswith(
         f"{END}\n\n## After\n"
     )
-    assert "old" not in text and "70,032 B" in text
+    assert "old" not in text and "140,032 B" in text
     # Twice gives the same file.
     update_readme(readme, REPORT)
     assert readme.read_text(encoding="utf-8") == text
@@ -89,9 +94,9 @@ def test_each_checked_example_gets_its_lines(tmp_path: Path) -> None:
     written = update_sketches(tmp_path, REPORT)
     assert sorted(p.parent.name for p in written) == ["AddModel", "HelloExecuTorch"]
     add = (tmp_path / "AddModel/AddModel.ino").read_text()
-    assert "//   0.55.0 (pinned): loads, 70,032 B of its 128 KiB heap\n" in add
+    assert "//   main@177dcef6 (pinned): loads, 140,032 B of its 256 KiB heap\n" in add
     assert (
-        "//   0.53.1: refused (rc -12, needs 140,000 B of 128 KiB (8,928 B over)): pick Static\n"
+        "//   0.55.0: refused (rc -12, needs 140,000 B of 128 KiB (8,928 B over)): pick Static\n"
         in add
     )
     assert add.endswith(f"{SKETCH_END}\n\nvoid setup() {{}}\n") and "not checked yet" not in add

@@ -298,12 +298,12 @@ def test_body_carries_the_link_modes_section_for_the_readme() -> None:
     from generator.check.linkmodes import link_modes_markdown
 
     report = {"examples": [{"example": "AddModel", "dynamic": {"verdicts": [
-        {"core": "0.55.0", "pinned": True, "loaded": True, "heap_bytes": 131_072,
+        {"core": "main@177dcef6", "pinned": True, "loaded": True, "heap_bytes": 262_144,
          "peak_bytes": 70_104, "errno": 0, "log": [], "short_branches": 0}]}}]}  # fmt: skip
     section = link_modes_markdown(report)
     body = render_body(facts(link_modes=section))
     assert "### Link modes: the README section to carry over" in body
-    assert "| AddModel | ✅ 70,104 B of 128 KiB |" in body
+    assert "| AddModel | ✅ 70,104 B of 256 KiB |" in body
     # Its Markdown source too, fenced, to paste into the repo's README.
     assert "```markdown\n" + section in body
     assert "README section to carry over" not in render_body(facts())

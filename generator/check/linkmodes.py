@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.atomic import write_atomic
-from generator.check.cores import CORES, INSTALLED_CORE, PINNED_CORE, UNREAD
+from generator.check.cores import CORES, INSTALLED_CORE, PINNED_CORE, STAND_IN_REASON, UNREAD
 from generator.errors import FatalError
 from generator.markdown import table
 
@@ -144,7 +144,7 @@ def unchecked_sentence() -> str:
     if all(c.version != INSTALLED_CORE for c in CORES):
         text += (
             f" The library's CI installs {INSTALLED_CORE}; `{PINNED_CORE}` (pinned) is the "
-            "loader the check judges in its place."
+            f"loader the check judges in its place: {STAND_IN_REASON}."
         )
     return text
 

@@ -251,7 +251,7 @@ class CheckReport:
                     "sketch linked as a loadable extension (`link_mode=dynamic`, the IDE's "
                     "default): flash is its upload file (what the board's flash holds), RAM "
                     "what the board's loader takes from its LLEXT heap at the peak of loading "
-                    "it, on the core the workflows pin.",
+                    "it, on the pinned core (the loader the check judges).",
                 ]
             lines += _timing_markdown(self.examples)
             lines += ["", *link_modes_markdown(self.to_dict(), "###").splitlines()]
@@ -330,7 +330,7 @@ def _micros_cell(t: InferenceTiming) -> str:
 
 
 def _heap_cell(v: CoreVerdict) -> str:
-    """`70,032 / 131,072 B (0.55.0)`, or the refusal."""
+    """`70,032 / 262,144 B (main@177dcef6)`, or the refusal."""
     if v.peak_bytes is None:
         return f"refused (rc -{v.errno}, {v.core})"
     mark = "" if v.loaded else f"refused (rc -{v.errno}): "

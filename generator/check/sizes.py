@@ -72,7 +72,8 @@ class CoreVerdict:
     """What one core's loader does with an example's Dynamic upload file.
 
     Attributes:
-        core: the core version (`cores.CoreFacts.version`); pinned: the workflows' core.
+        core: the core version (`cores.CoreFacts.version`); pinned: the core the check
+            judges (`cores.PINNED_CORE`).
         loaded: True when the loader accepts it; heap_bytes: that core's LLEXT heap;
         peak_bytes: heap bytes the load takes at its peak (None when it fails before the
         heap is the question); errno: the error (positive; 0 when loaded); log: the
@@ -97,7 +98,7 @@ class CoreVerdict:
         return (self.heap_bytes - self.peak_bytes) * 100 // self.heap_bytes
 
     def summary(self) -> str:
-        """One line: `core 0.55.0: loads, 80,000 of 131,072 B heap (38% free)`."""
+        """One line: `core 0.55.1: loads, 80,000 B of the 128 KiB heap (38% free)`."""
         heap = f"{self.heap_bytes // 1024} KiB heap"
         need = f"{self.peak_bytes:,} B of the {heap}" if self.peak_bytes is not None else heap
         if self.loaded:
