@@ -252,6 +252,11 @@ _PLAIN_OPS = [
     ("sum.IntList_out", "sum_dim_out", "sum"),
     ("sqrt.out", "sqrt_out", "sqrt"),
     ("abs.out", "abs_out", "abs"),
+    ("embedding.out", "embedding_out", "embedding"),
+    ("argmax.out", "argmax_out", "argmax"),
+    ("max.dim_max", "max_out", "max"),
+    ("topk.values", "topk_values", "topk"),
+    ("upsample_bilinear2d.vec_out", "upsample_bilinear2d_vec_out", "upsample_bilinear2d"),
 ]
 PORTABLE_YAML += "".join(
     f"- op: {op}\n  kernels:\n    - arg_meta: null\n      kernel_name: torch::executor::{k}\n"
