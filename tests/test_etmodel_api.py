@@ -115,15 +115,17 @@ def _exporter_unavailable() -> str | None:
 
 
 def export_models(out: Path) -> dict[str, tuple[Path, list[int]]]:
-    """Export the two test models with the executorch wheel (no quantizer, no delegate).
+    """Export the three test models with the executorch wheel (no quantizer, no delegate).
 
     ApiFloat: x * y + y, x and y float [2, 3]. ApiInt8: (q + q, u + u), q int8 [4],
-    u uint8 [4]. Returns sketch name -> (.pte path, the method's memory plan: bytes of
+    u uint8 [4]. ApiDynamic: x * 2 + 1, x float [batch, 3] with a dynamic batch of 1 to 4
+    (torch.export's Dim; its planned input is the largest, [4, 3]).
+    Returns sketch name -> (.pte path, the method's memory plan: bytes of
     each planned buffer, the exporter's `non_const_buffer_sizes` without its reserved
     entry 0).
     """
     import torch
-    from torch.export import export
+    from torch.export import Dim, export
 
     to_edge = importlib.import_module("executorch.exir").to_edge  # untyped: no stubs
 
@@ -135,6 +137,10 @@ def export_models(out: Path) -> dict[str, tuple[Path, list[int]]]:
         def forward(self, q: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             return q + q, u + u
 
+    class Dynamic(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x * 2.0 + 1.0
+
     x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     y = torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -2.0]])
     q = torch.tensor([1, -2, 30, -60], dtype=torch.int8)
@@ -144,8 +150,14 @@ def export_models(out: Path) -> dict[str, tuple[Path, list[int]]]:
     assert Int8()(q, u)[0].tolist() == [2, -4, 60, -120]
     assert Int8()(q, u)[1].tolist() == [6, 200, 14, 240]
     models: dict[str, tuple[Path, list[int]]] = {}
-    for name, module, args in (("ApiFloat", Float(), (x, y)), ("ApiInt8", Int8(), (q, u))):
-        program = to_edge(export(module, args)).to_executorch()
+    batch = {"x": {0: Dim("batch", min=1, max=4)}}
+    exports = (
+        ("ApiFloat", Float(), (x, y), None),
+        ("ApiInt8", Int8(), (q, u), None),
+        ("ApiDynamic", Dynamic(), (torch.ones(3, 3),), batch),
+    )
+    for name, module, args, dynamic_shapes in exports:
+        program = to_edge(export(module, args, dynamic_shapes=dynamic_shapes)).to_executorch()
         pte = out / f"{name}.pte"
         pte.write_bytes(program.buffer)
         plan = program.executorch_program.execution_plan[0].non_const_buffer_sizes
@@ -218,6 +230,10 @@ def test_etmodel_api_on_the_board_and_the_host(real_main: BuildResult, tmp_path:
         assert tiny == sum(plan) + span * len(plan), (kind, tiny, plan)
         assert _number(lines, r"Inference: (\d+) us") > 0, kind
     assert _runs(report, "ApiInt8")["emulated"][-1] == "=== DONE ==="
+    dynamic = _runs(report, "ApiDynamic")
+    assert set(dynamic) == {"emulated", "dynamic", "host"}, dynamic.keys()
+    for kind, lines in dynamic.items():
+        assert "output [1,3] = 3.0 5.0 7.0" in [line.strip() for line in lines], kind
 
 
 def test_lastrunmicros_reads_the_platform_layers_ticks_as_microseconds() -> None:

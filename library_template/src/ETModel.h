@@ -32,7 +32,9 @@
 // which one a model takes.
 //
 // Shapes: numInputs(), numOutputs(), inputDims(i), inputSize(i, d),
-// inputCount(i), and the same for outputs, read from the loaded method.
+// inputCount(i), and the same for outputs, read from the loaded method. A
+// model exported with dynamic shapes takes a smaller input through
+// setInput(i, data, count, shape, dims); inputSize() is the largest size.
 //
 // program() and method() expose the runtime objects for anything this class
 // does not cover. ETModel takes nothing from the heap and throws nothing.
@@ -161,6 +163,40 @@ class ETModel {
   }
   bool setInput(size_t index, const float* data, size_t count) {
     return setInput<float>(index, data, count);
+  }
+
+  // The same with a shape of its own, for a model exported with dynamic
+  // shapes (torch.export's Dim, e.g. a batch of 1 to 8): `shape` holds one
+  // size per dimension of the input, each at most the size the exporter
+  // planned (inputSize()), and `count` is their product. The outputs then
+  // have the sizes this run produces (outputSize()). An input the model was
+  // exported with as static takes only its own shape (refused otherwise);
+  // in a dynamic one, the runtime checks each size against the largest only,
+  // so a dimension the exporter kept static (the 3 of [batch, 3]) must keep
+  // its size: nothing checks it.
+  template <typename T>
+  bool setInput(
+      size_t index,
+      const T* data,
+      size_t count,
+      const size_t* shape,
+      size_t dims) {
+    if (shape == nullptr) {
+      if (index < kMaxInputs) {
+        inputs_set_ &= ~(1u << index);
+      }
+      return failText("setInput: shape is null");
+    }
+    return bindInput(
+        index, dtypeOf<T>(), const_cast<T*>(data), count, shape, dims);
+  }
+  bool setInput(
+      size_t index,
+      const float* data,
+      size_t count,
+      const size_t* shape,
+      size_t dims) {
+    return setInput<float>(index, data, count, shape, dims);
   }
 
   // Runs the method once. Every tensor input must have been set. An input
@@ -507,7 +543,15 @@ class ETModel {
     return static_cast<int>(best);
   }
 
-  bool bindInput(size_t index, DType type, void* data, size_t count) {
+  // `shape`, `shape_dims`: the sizes to bind (a dynamic-shape model), or
+  // nullptr for the sizes the exporter planned.
+  bool bindInput(
+      size_t index,
+      DType type,
+      void* data,
+      size_t count,
+      const size_t* shape = nullptr,
+      size_t shape_dims = 0) {
     if (index < kMaxInputs) {
       inputs_set_ &= ~(1u << index);
     }
@@ -537,11 +581,35 @@ class ETModel {
           static_cast<unsigned long>(kMaxDims));
       return false;
     }
+    if (shape != nullptr && shape_dims != dims) {
+      snprintf(
+          error_,
+          sizeof(error_),
+          "setInput: input %lu has %lu dims, the shape given has %lu",
+          static_cast<unsigned long>(index),
+          static_cast<unsigned long>(dims),
+          static_cast<unsigned long>(shape_dims));
+      return false;
+    }
     size_t expected = 1;
     for (size_t d = 0; d < dims; d++) {
-      sizes_[index][d] = static_cast<SizesType>(info->sizes()[d]);
+      const size_t planned = static_cast<size_t>(info->sizes()[d]);
+      const size_t size = shape != nullptr ? shape[d] : planned;
+      if (size > planned) {
+        snprintf(
+            error_,
+            sizeof(error_),
+            "setInput: input %lu dim %lu is %lu, at most %lu (the size the "
+            "exporter planned; export with a larger Dim max)",
+            static_cast<unsigned long>(index),
+            static_cast<unsigned long>(d),
+            static_cast<unsigned long>(size),
+            static_cast<unsigned long>(planned));
+        return false;
+      }
+      sizes_[index][d] = static_cast<SizesType>(size);
       dim_order_[index][d] = static_cast<DimOrderType>(info->dim_order()[d]);
-      expected *= static_cast<size_t>(info->sizes()[d]);
+      expected *= size;
     }
     if (expected != count) {
       snprintf(
@@ -571,6 +639,19 @@ class ETModel {
     tensors_[index].emplace(&*impls_[index]);
     const auto status = method_->set_input(
         executorch::runtime::EValue(*tensors_[index]), index);
+    if (status != Error::Ok && shape != nullptr) {
+      // resize_tensor refuses new sizes for a tensor the exporter made
+      // static (runtime/core/exec_aten/util/tensor_util.h).
+      failCall("set_input", status);
+      const size_t n = strlen(error_);
+      snprintf(
+          error_ + n,
+          sizeof(error_) - n,
+          ": input %lu takes only its exported shape (export with dynamic "
+          "shapes to vary it)",
+          static_cast<unsigned long>(index));
+      return false;
+    }
     if (status != Error::Ok) {
       return failCall("set_input", status);
     }
