@@ -9,7 +9,8 @@ the program calls: a sketch links and registers only those (see "Kernel selectio
 library's README; `--all-kernels` registers every kernel instead). When this script sits in a
 generated library, the .pte is first read through the library's program reader (pte_schema/ beside
 this script, generated from extras/schema/), so a file that is not an ExecuTorch program is
-refused instead of silently embedded, and then checked against the library the way
+refused instead of silently embedded (so is a damaged one whose arena, `<array>_arena_bytes`,
+cannot be computed: nothing is written then), and then checked against the library the way
 check_models.py checks it (et_checks.py, et_dtypes.py: operators it lacks, argument counts
 that differ, dtypes it was built without, delegates it does not register): a program that
 would fail on the board is refused with the reason (`--no-check` writes it anyway). When the
@@ -101,6 +102,42 @@ def check_pte(
     return replace(result, problems=(*result.problems, *dtypes)) if dtypes else result
 
 
+def _arena(
+    data: bytes,
+    source: str,
+    program: et_pte.Program,
+    reader: et_pte.ProgramReader,
+    check: bool,
+) -> tuple[int | None, str, int | None]:
+    """`(arena_bytes, arena_note, host_arena_bytes)` for model.h (`et_arena.for_model_h`,
+    `et_arena.host_arena_bytes`). A figure is left out only where model.h says why and the
+    library's README says so: a program with a delegate (its backend's allocations are not
+    in the program), or, with `check` False, external constants.
+
+    Raises:
+        Refused: the program reads but the arena replay cannot (a table or index the reader's
+            first pass does not visit is out of range: a damaged or cut file), or, with `check`,
+            it keeps constants outside the program (ETModel passes no .ptd: it cannot load).
+    """
+    try:
+        arena_bytes, arena_note = et_arena.for_model_h(data, reader)
+        # The 64-bit host's larger figure (the check's host run), as the build's headers have.
+        host_bytes = et_arena.host_arena_bytes(data, reader) if arena_bytes is not None else None
+    except et_pte.EtPteError as e:
+        # Without the figure a sketch sized from <array>_arena_bytes does not compile.
+        reason = str(e).replace("\n", " ").rstrip(".")
+        raise Refused(
+            f"{source} is damaged: the arena model.h declares cannot be computed ({reason}); "
+            "nothing written: export the model again, or copy the file again if it was cut short"
+        ) from None
+    if arena_bytes is None and check and not any(m.delegates for m in program.methods):
+        raise Refused(
+            f"{source} would not load on the board: its arena is {arena_note}; nothing "
+            "written: export it with its constants in the program (--no-check writes anyway)"
+        )
+    return arena_bytes, arena_note, host_bytes
+
+
 @dataclass(frozen=True)
 class Header:
     """A model.h made by `header_for`.
@@ -141,8 +178,11 @@ def header_for(
         all_kernels: register every kernel instead of selecting the program's.
 
     Raises:
-        Refused: the program does not read, would fail on the library (the message lists
-            each problem with check_models.py's words), or the library cannot be read.
+        Refused: the program does not read, or reads but its arena cannot be replayed (a
+            damaged file: model.h would lack `<name>_arena_bytes`; refused with `check`
+            False too), would fail on the library (the message lists each problem with
+            check_models.py's words; with `check`, constants outside the program too), or
+            the library cannot be read.
         ValueError: `name` is not a C identifier, `source` spans lines, `data` is empty.
     """
     if reader is None and DEFAULT_READER.is_dir():
@@ -154,7 +194,11 @@ def header_for(
         program_reader = et_pte.load_reader(reader)
         program = et_pte.read_program(data, program_reader)
     except et_pte.EtPteError as e:
-        raise Refused(f"{source} is not a readable ExecuTorch program: {e}") from None
+        raise Refused(
+            f"{source} is not a readable ExecuTorch program: {str(e).rstrip('.')}; nothing "
+            "written: give the file ExecuTorch's exporter wrote (export it again if it was "
+            "changed or cut short)"
+        ) from None
     library = library_of(reader)
     if library is not None and check:
         try:
@@ -170,13 +214,7 @@ def header_for(
                 f"{source} would not run on the library {library}; nothing written:\n{problems}"
                 "\n(--no-check writes the header anyway)"
             )
-    host_bytes: int | None = None
-    try:
-        arena_bytes, arena_note = et_arena.for_model_h(data, program_reader)
-        # The 64-bit host's larger figure (the check's host run), as the build's headers have.
-        host_bytes = et_arena.host_arena_bytes(data, program_reader) if arena_bytes else None
-    except et_pte.EtPteError as e:  # unknown, said in the header, not guessed
-        arena_bytes, arena_note = None, f"not derived: {e}".replace("\n", " ")
+    arena_bytes, arena_note, host_bytes = _arena(data, source, program, program_reader, check)
     ops = program.called_operators
     methods = ", ".join(m.name for m in program.methods)
     arena = f"; arena {arena_bytes} bytes" if arena_bytes is not None else ""
