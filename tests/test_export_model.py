@@ -22,6 +22,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
 
+import et_arena
 import et_model_h
 import et_pte
 
@@ -42,7 +43,8 @@ def _missing() -> str | None:
 pytestmark = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 
 #: The argument counts the test library registers, as a library generated from cff6f4dd
-#: does: float nn.Linear calls aten::addmm.out (7) and aten::permute_copy.out (4) (read from
+#: does: float nn.Linear calls aten::addmm.out (7) and, exported without constant folding,
+#: aten::permute_copy.out (4) (read from
 #: the RegisterKernelsByOperator.cpp of `generator build --ops-from-pte` given such a
 #: program, and what the executorch 1.5.1 wheel's export passes); the int8 ones from
 #: tests/test_model_check.py KERNELS_AT_CFF6F4DD.
@@ -153,7 +155,8 @@ def test_float_linear_end_to_end(library: Path, models: Path) -> None:
     pte = (models / "out" / "model.pte").read_bytes()
     header = (models / "out" / "model.h").read_text()
     assert et_model_h.pte_from_model_h(header) == pte
-    assert sorted(operators(library, pte)) == sorted(FLOAT_KERNELS)
+    # The weight's transpose is folded at export (a constant), so no permute_copy runs.
+    assert operators(library, pte) == ["aten::addmm.out"]
     assert "et_arduino_select_aten_addmm_out" in header
     assert "inline constexpr size_t model_pte_arena_bytes = " in header
     lines = result.stdout.splitlines()
@@ -164,7 +167,7 @@ def test_float_linear_end_to_end(library: Path, models: Path) -> None:
     assert lines[1].startswith(
         f"out/model.h: model_pte[{len(pte)}] from model.pte; methods forward"
     )
-    assert lines[1].endswith(f"selects the kernels of 2 operators; checked against {library}")
+    assert lines[1].endswith(f"selects the kernels of 1 operators; checked against {library}")
     # The program computes what the PyTorch model computes.
     torch.manual_seed(0)
     model = torch.nn.Linear(8, 4).eval()
@@ -174,6 +177,35 @@ def test_float_linear_end_to_end(library: Path, models: Path) -> None:
         expected = model(x)
     assert out.shape == (1, 4)
     assert torch.allclose(out, expected, atol=1e-6), (out, expected)
+
+
+def test_a_float_linears_weights_stay_in_flash(library: Path, models: Path) -> None:
+    """A 256x256 nn.Linear: without constant folding its program computed permute_copy of the
+    weight into the memory plan (264,192 B planned, 264,865 B of arena, measured with the
+    same wheel); folded, the plan holds only the input and output (2 x 256 floats)."""
+    import torch
+
+    (models / "wide.py").write_text(
+        "import torch\n\n\ndef make():\n    torch.manual_seed(0)\n"
+        "    return torch.nn.Linear(256, 256)\n"
+    )
+    result = export(library, "wide.py:make", "--input-shape", "1x256", "-o", "out", cwd=models)
+    assert result.returncode == 0, result.stderr
+    pte = (models / "out" / "model.pte").read_bytes()
+    reader = et_pte.load_reader(library / et_pte.LIBRARY_READER_DIR)
+    plan = et_arena.method_arena(pte, reader)
+    assert plan.planned == (2 * 256 * 4,)
+    assert plan.total == 2493
+    header = (models / "out" / "model.h").read_text()
+    assert "inline constexpr size_t model_pte_arena_bytes = 2493;" in header
+    # The folded weight is in the program: 256 x 256 floats and the bias, in flash.
+    assert len(pte) > 256 * 257 * 4
+    torch.manual_seed(0)
+    model = torch.nn.Linear(256, 256).eval()
+    x = torch.rand(1, 256, generator=torch.Generator().manual_seed(1)) * 2 - 1
+    (out,) = run_on_host(pte, (x,))
+    with torch.no_grad():
+        assert torch.allclose(out, model(x), atol=1e-5), (out - model(x)).abs().max()
 
 
 def test_int8_linear_uses_the_cortex_m_kernels(library: Path, models: Path) -> None:

@@ -14,8 +14,10 @@ saved with `torch.save` (`--example-inputs inputs.pt`: a tensor, or a tuple or l
 
 It exports with `torch.export.export`, then:
 
-* float (default): `executorch.exir.to_edge_transform_and_lower` with no partitioner, then
-  `to_executorch`: every operator runs on the library's portable kernels.
+* float (default): `executorch.exir.to_edge_transform_and_lower` with no partitioner, its
+  constants folded (`constant_prop_pass`: a Linear's transposed weight is a constant in
+  flash, not computed into the arena), then `to_executorch`: every operator runs on the
+  library's portable kernels.
 * `--quantize int8`: the Cortex-M recipe of ExecuTorch's examples/arduino/export_model.py
   (at cff6f4dd): `CortexMQuantizer` with `prepare_pt2e`/`convert_pt2e` (torchao), calibrated
   on `--calibration FILE.pt` (a list of input tuples or tensors) or, without it, on the example
@@ -369,30 +371,54 @@ def _export(model: Any, inputs: tuple[Any, ...]) -> Any:
 
 
 def export_float(model: Any, inputs: tuple[Any, ...]) -> bytes:
-    """The .pte of `model` lowered to portable operators (no partitioner)."""
+    """The .pte of `model` lowered to portable operators (no partitioner), its constants
+    folded (`fold_constants`).
+
+    Raises:
+        ExportError: the exporter does not import. Anything torch.export or exir raise.
+    """
     exir = _module("executorch.exir")
     edge = exir.to_edge_transform_and_lower(_export(model, inputs))
-    return bytes(edge.to_executorch().buffer)
+    return bytes(fold_constants(edge).to_executorch().buffer)
 
 
-def export_int8(
-    model: Any, inputs: tuple[Any, ...], calibration: list[tuple[Any, ...]], cpu: str
-) -> bytes:
-    """The .pte of `model` quantized to int8 for the Cortex-M `cpu` (a key of CPUS).
+def fold_constants(edge: Any) -> Any:
+    """`edge` (an exir EdgeProgramManager) with every method's constant subgraphs computed at
+    export (`executorch.exir.passes.constant_prop_pass`, executorch 1.5.1 wheel; also at
+    cff6f4dd): nn.Linear lowers to permute_copy(weight) + addmm/mm, and without this the
+    transposed weight is computed at run time into the memory plan, so the arena holds a
+    second copy of every weight (a 256x256 Linear: 264,865 B of arena instead of 2,493 B,
+    the permuted weight then a constant in the program, in flash). What a graph computes
+    from its inputs is not changed: the folded ops are the same kernels run once, on the
+    host (PyTorch's), so outputs are bit-identical. Returns the same manager, changed.
+    """
+    constant_prop_pass = _module("executorch.exir.passes.constant_prop_pass").constant_prop_pass
+    for method in edge.methods:
+        # As export_int8 replaces the method's program (the ref's export_model.py does too).
+        edge._edge_programs[method] = constant_prop_pass(edge.exported_program(method))
+    return edge
 
-    The recipe of ExecuTorch's examples/arduino/export_model.py (cff6f4dd, `export_model`),
-    which tests/test_e2e_user_model.py runs on the emulated board.
+
+def quantize_int8(model: Any, inputs: tuple[Any, ...], calibration: list[tuple[Any, ...]]) -> Any:
+    """`model` quantized to int8 by ExecuTorch's Cortex-M quantizer: the pt2e-converted
+    torch.fx.GraphModule (`CortexMQuantizer`, `prepare_pt2e`, calibrated on every sample of
+    `calibration` in order, `convert_pt2e(fold_quantize=True)`, then
+    `DuplicateDynamicQuantChainPass`), the first half of `export_int8`. Calling it runs the
+    quantized arithmetic in PyTorch (the reference a board's output is compared with).
+
+    Convolutions are annotated only on channels-last tensors (the quantizer's rule): a
+    caller with image inputs converts the model and its tensors first, as
+    tests/fixtures/zoo/export_zoo.py does.
+
+    Raises:
+        ExportError: the exporter does not import. Anything torch.export or torchao raise.
     """
     cortex_m = "executorch.backends.cortex_m"
     quantizer = _module(f"{cortex_m}.quantizer.quantizer").CortexMQuantizer
-    edge_config = _module(f"{cortex_m}.edge_compile_config").cortex_m_edge_compile_config
-    pass_manager = _module(f"{cortex_m}.passes.cortex_m_pass_manager").CortexMPassManager
-    target = _module(f"{cortex_m}.target_config")
     duplicate_dq = _module(
         "executorch.backends.transforms.duplicate_dynamic_quant_chain"
     ).DuplicateDynamicQuantChainPass
     pt2e = _module("torchao.quantization.pt2e.quantize_pt2e")
-    exir = _module("executorch.exir")
     import torch
 
     # No guard submodule (_guards_fn): the Cortex-M passes refuse call_module nodes.
@@ -403,6 +429,25 @@ def export_int8(
             prepared(*sample)
     converted = pt2e.convert_pt2e(prepared, fold_quantize=True)
     duplicate_dq()(converted)
+    return converted
+
+
+def lower_int8(converted: Any, inputs: tuple[Any, ...], cpu: str) -> Any:
+    """The exir EdgeProgramManager of `converted` (`quantize_int8`'s) for the Cortex-M `cpu`
+    (a key of CPUS): `to_edge` with the Cortex-M compile config, then `CortexMPassManager`
+    (the quantized operators become cortex_m:: ones, run on CMSIS-NN); the second half of
+    `export_int8`. `.to_executorch().buffer` is the .pte.
+
+    Raises:
+        ExportError: the exporter does not import. Anything torch.export or exir raise.
+    """
+    cortex_m = "executorch.backends.cortex_m"
+    edge_config = _module(f"{cortex_m}.edge_compile_config").cortex_m_edge_compile_config
+    pass_manager = _module(f"{cortex_m}.passes.cortex_m_pass_manager").CortexMPassManager
+    target = _module(f"{cortex_m}.target_config")
+    exir = _module("executorch.exir")
+    import torch
+
     edge = exir.to_edge(torch.export.export(converted, inputs), compile_config=edge_config())
     passes = pass_manager(
         edge.exported_program(),
@@ -411,6 +456,24 @@ def export_int8(
     )
     # As the ref's export_model.py does: the Cortex-M passes' program replaces the method's.
     edge._edge_programs["forward"] = passes.transform()
+    return edge
+
+
+def export_int8(
+    model: Any, inputs: tuple[Any, ...], calibration: list[tuple[Any, ...]], cpu: str
+) -> bytes:
+    """The .pte of `model` quantized to int8 for the Cortex-M `cpu` (a key of CPUS):
+    `lower_int8(quantize_int8(...))`.
+
+    The recipe of ExecuTorch's examples/arduino/export_model.py (cff6f4dd, `export_model`);
+    the one recipe of this repository (tests/fixtures/zoo/export_zoo.py and
+    tests/test_e2e_user_model.py, which runs it on the emulated board, call these functions).
+
+    Raises:
+        ExportError: the exporter does not import. Anything torch.export, torchao or exir
+            raise.
+    """
+    edge = lower_int8(quantize_int8(model, inputs, calibration), inputs, cpu)
     return bytes(edge.to_executorch().buffer)
 
 
