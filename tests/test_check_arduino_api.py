@@ -24,6 +24,7 @@ import yaml
 from check_fixtures import TOOLS, write_library
 
 from generator import data_dir
+from generator.build.board_check import BOARD_CHECK, board_check_header
 from generator.check.stages import Status
 from generator.commands.build import BuildResult
 from generator.commands.check import run_check
@@ -136,6 +137,7 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_arduino_api_sketch_next_to_executorch_runs(tmp_path: Path, cache_dir: Path) -> None:
     lib = write_library(tmp_path / "Tiny", {"ArduinoApi": (API_SKETCH, API_EXPECTED)})
     (lib / "src/ExecuTorch.h").write_text(stand_in_executorch_h())
+    (lib / BOARD_CHECK).write_text(board_check_header())  # what the build writes beside it
     report = run_check(lib, compiler="gcc-arm", cache_dir=cache_dir)
 
     assert report.passed, report.to_markdown()

@@ -8,7 +8,8 @@
 3. generate the program reader, flatc's Python for the ref's schema (`reader.py`);
 4. select the op set (`opset.py`; `--ops-from-pte` read with `models.py`);
 5. run the ref's kernel-registration codegen for it (`codegen.py`);
-6. vendor every component's sources and the headers they include (`vendor.py`);
+6. vendor every component's sources and the headers they include (`vendor.py`), with the
+   old cores' compiler check (`board_check.py`);
 7. generate the schema headers with a flatc of the pinned version (`flatc.py`);
 8. apply the Arduino patches (`patches.py`);
 9. select the kernels' dtypes (`dtypes.py`);

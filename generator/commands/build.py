@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from generator import data_dir
+from generator.build.board_check import write_board_check
 from generator.build.checkout import checkout
 from generator.build.codegen import CodegenResult, kernel_registration, torch_version
 from generator.build.components import THIRD_PARTY, Component, load_component, pinned_revision
@@ -462,9 +463,10 @@ def _vendor_sources(
     et_tree: Mapping[str, Any],
     steps: StepCache,
 ) -> VendoredSources:
-    """Copy every component's files, the op sources, our sources (library_template/src) and
-    every header they include, into `library`; the include closure comes from the step cache
-    (`steps`, keyed by `et_tree` and the tree so far) when it holds it."""
+    """Copy every component's files, the op sources, our sources (library_template/src), the
+    board check (`board_check.py`) and every header they include, into `library`; the include
+    closure comes from the step cache (`steps`, keyed by `et_tree` and the tree so far) when it
+    holds it."""
     ref_files: list[RefFiles] = []
     components: list[tuple[Component, Path]] = [(source.component, source.root)]
     components += [(tp.component, tp.path) for tp in third_party.all]
@@ -488,6 +490,7 @@ def _vendor_sources(
         dirs_exist_ok=True,
         ignore=shutil.ignore_patterns(TEMPLATE_PLATFORM.name),
     )
+    write_board_check(library)  # ExecuTorch.h includes it: a start of the include closure
     starts = sorted(p for p in (library / "src").rglob("*") if p.suffix in (".h", ".cpp"))
     closure = follow_includes_cached(source.root, library, starts, et_tree, steps)
     prunable += [library / "src" / "executorch" / rel for rel in closure.added]

@@ -23,12 +23,12 @@
 #define FLATBUFFERS_MAX_ALIGNMENT 1024
 #endif
 
-// Older toolchains (GCC 7, still shipped by several Arduino cores) reject the
-// runtime's templates with long, unrelated errors. Say what is wrong instead.
-// GCC 12 is what the library is checked with; 9 is a cautious lower bound.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 9
-#error "ExecuTorch needs GCC 9 or newer; this board core's arm-none-eabi-gcc is older. Use a board whose core ships a newer toolchain."
-#endif
+// Older toolchains (GCC 7, still shipped by the mbed, Renesas and SAMD cores)
+// reject the runtime's templates with long, unrelated errors. This header, which
+// the generator renders from its table of those cores (generator/old_cores.py),
+// says what is wrong instead and names the board's arduino:zephyr board when it
+// has one.
+#include "executorch_board_check.h"
 
 // Arduino.h on many cores defines these as function-like macros, which then
 // rewrite declarations such as `T abs(T)` inside c10 and <complex>. Sketches
