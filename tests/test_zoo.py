@@ -85,6 +85,14 @@ KINDS = {
 }
 
 
+#: What folding the constants at export (extras/tools/export_model.py `fold_constants`, the
+#: zoo's exporter) removed from a zoo model's program: the transpose of a Linear's weight,
+#: now a constant. generator/build/opset.py's evidence rows were read from the unfolded
+#: exports, which is what a .pte exported with plain `to_edge` still calls; the op set keeps
+#: the operator (Gru, Lstm and Attention still call it, on activations).
+FOLDED = {"Mlp": {"aten::permute_copy.out"}, "Cnn": {"aten::permute_copy.out"}}
+
+
 @pytest.fixture(scope="module")
 def reader(tmp_path_factory: pytest.TempPathFactory) -> et_pte.ProgramReader:
     """The program reader of the wheel's schema (tests/reader_fixture.py)."""
@@ -159,7 +167,9 @@ def test_every_default_root_op_has_its_evidence() -> None:
         elif name == "Lstm":
             assert portable == set(rows["Gru"]) - {"aten::sub.out"}
         else:
-            assert portable == set(rows[name]), name
+            folded = FOLDED.get(name, set())
+            assert not portable & folded, name
+            assert portable | folded == set(rows[name]), name
 
 
 def test_the_manifest_lists_the_operators_each_program_calls(
