@@ -58,18 +58,36 @@ def _values_mutant() -> bytes:
     return bytes(data)
 
 
-def test_the_mutant_reads_but_its_arena_does_not(reader_dir: Path) -> None:
+@pytest.mark.parametrize(
+    ("at", "value", "reason"),
+    [
+        # 4 values -> 1284: the count alone says the vector cannot fit.
+        (VALUES_LENGTH_AT + 1, 0x05, "method 'forward' values has 1284 elements, more than"),
+        # 4 values -> 5: the fifth entry is the bytes after the vector, an offset out of range.
+        (VALUES_LENGTH_AT, 0x05, "method 'forward' value 4 points past the end of the"),
+    ],
+)
+def test_the_mutant_reads_but_its_arena_does_not(
+    at: int, value: int, reason: str, reader_dir: Path
+) -> None:
+    data = bytearray(ADD_MODEL.read_bytes())
+    assert data[VALUES_LENGTH_AT : VALUES_LENGTH_AT + 4] == (4).to_bytes(4, "little")
+    data[at] = value
     # What made it slip through: the reader's first pass accepts it.
     reader = et_pte.load_reader(reader_dir)
-    program = et_pte.read_program(_values_mutant(), reader)
+    program = et_pte.read_program(bytes(data), reader)
     assert [m.name for m in program.methods] == ["forward"]
     with pytest.raises(pte_to_header.Refused) as refused:
-        pte_to_header.header_for(_values_mutant(), source="AddModel.pte", reader=reader_dir)
-    assert str(refused.value) == (
+        pte_to_header.header_for(bytes(data), source="AddModel.pte", reader=reader_dir)
+    message = str(refused.value)
+    assert message.startswith(
         "AddModel.pte is damaged: the arena model.h declares cannot be computed (offset 180: "
-        "method 'forward' values has 1284 elements, more than the 1156-byte buffer holds); "
-        "nothing written: export the model again, or copy the file again if it was cut short"
+        + reason
     )
+    assert message.endswith(
+        "); nothing written: export the model again, or copy the file again if it was cut short"
+    )
+    assert "\n" not in message
 
 
 @pytest.mark.parametrize("output", ["model.h", "-"])

@@ -273,6 +273,7 @@ def _method_arena(
     kinds = schema.KernelTypes
     values: list[tuple[int, Any]] = []  # (KernelTypes, the table of its val)
     for i in n_value:
+        guard.at(plan, f"{where} value {i}")  # Values(i) reads its offset: name value i
         value = guard.table(plan.Values(i), f"{where} value {i}")
         kind = int(value.ValType())
         union = value.Val()
