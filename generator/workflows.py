@@ -5,9 +5,14 @@ The one template rule: the templates are plain workflow YAML in which `@@NAME@@`
 the value of NAME, and NAME is one of `PLACEHOLDERS`. Nothing else is substituted, so GitHub's
 own `${{ ... }}` expressions pass through untouched. The values are checked first (an https URL
 without credentials, a full commit SHA, board keys of a safe charset) and contain no character
-that could end the quoted YAML string they are placed in. `@@BOARDS@@` is not placed in a
-string: it becomes a whole YAML flow sequence of quoted board keys (`["unoq"]`), for a job's
-`strategy.matrix`, so the matrix is the board table (`generator.boards.BOARDS`).
+that could end the quoted YAML string they are placed in. `@@BOARDS@@` and `@@ALL_BOARDS@@`
+are lists of quoted board keys (`["unoq"]`), at once a YAML flow sequence and a JSON array, so
+a template may place one as a whole `strategy.matrix` value or inside a single-quoted string of
+a GitHub expression (`fromJSON('@@BOARDS@@')`: a key holds no `'`). `@@BOARDS@@` is the smoke
+set, the keys of `generator.boards.BOARDS` (the UNO Q), which CI checks on every pull request
+and push; `@@ALL_BOARDS@@` the full set, every board `check --board` takes
+(`generator.boards.check_boards()`: each `ZEPHYR_BOARDS` row with an emulator, in that table's
+order, and `BOARDS`), which CI checks nightly and by hand. So the matrices are the board tables.
 
 The library repo does not contain the generator: every workflow fetches the generator's repo
 at the pinned commit and runs `python -m generator` from there.
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from collections.abc import Mapping
 from pathlib import Path
 
 from generator import boards, data_dir
@@ -29,7 +35,7 @@ WORKFLOWS_DIR = ".github/workflows"
 #: The templates: one file per workflow, named as it is installed.
 TEMPLATES_DIR = data_dir("workflows")
 #: The names a template may use as `@@NAME@@`.
-PLACEHOLDERS = ("GENERATOR_REPO", "GENERATOR_REF", "BOARDS")
+PLACEHOLDERS = ("GENERATOR_REPO", "GENERATOR_REF", "BOARDS", "ALL_BOARDS")
 
 _PLACEHOLDER = re.compile(r"@@([A-Za-z0-9_]*)@@")
 _FULL_SHA = re.compile(r"[0-9a-f]{40}")
@@ -100,9 +106,10 @@ def read_templates() -> dict[str, str]:
     return {t.name: t.read_text(encoding="utf-8") for t in sorted(TEMPLATES_DIR.glob("*.yml"))}
 
 
-def board_matrix(table: dict[str, boards.Board] | None = None) -> str:
+def board_matrix(table: Mapping[str, object] | None = None) -> str:
     """The board keys of `table` (default: `generator.boards.BOARDS`) as a YAML flow
-    sequence, e.g. `["unoq"]`, in the table's order: the value of `@@BOARDS@@`.
+    sequence that is also a JSON array, e.g. `["unoq"]`, in the table's order: the value of
+    `@@BOARDS@@` (and, for `check_boards()`, of `@@ALL_BOARDS@@`).
 
     Raises:
         ValueError: the table is empty or a key is not lower-case letters, digits, `_` and
@@ -110,11 +117,11 @@ def board_matrix(table: dict[str, boards.Board] | None = None) -> str:
     """
     keys = list(boards.BOARDS if table is None else table)
     if not keys:
-        raise ValueError("generator.boards.BOARDS is empty: the CI matrix would have no board")
+        raise ValueError("the board table is empty: the CI matrix would have no board")
     bad = [k for k in keys if not _BOARD_KEY.fullmatch(k)]
     if bad:
         raise ValueError(
-            f"board keys {bad!r} in generator.boards.BOARDS are not of [a-z0-9][a-z0-9_-]*; "
+            f"board keys {bad!r} in generator.boards are not of [a-z0-9][a-z0-9_-]*; "
             "they are rendered into the workflows' matrix and passed as --board"
         )
     return "[" + ", ".join(f'"{k}"' for k in keys) + "]"
@@ -137,6 +144,7 @@ def render_workflows(generator_repo: str, generator_ref: str) -> dict[str, str]:
         "GENERATOR_REPO": check_generator_repo(generator_repo),
         "GENERATOR_REF": check_generator_ref(generator_ref),
         "BOARDS": board_matrix(),
+        "ALL_BOARDS": board_matrix(boards.check_boards()),
     }
     rendered: dict[str, str] = {}
     for template in sorted(TEMPLATES_DIR.glob("*.yml")):

@@ -51,6 +51,7 @@ from workflow_rehearsal import (
 )
 
 from generator import PROJECT_ROOT
+from generator.boards import ZEPHYR_BOARDS, check_boards
 from generator.sync.github import GitHubRepo
 from generator.workflows import WORKFLOWS_DIR, render_workflows
 
@@ -931,6 +932,49 @@ def test_ci_run_again_on_a_sync_pull_request_edits_its_one_size_comment(world: W
         if "/issues/comments/" in path and status == 200
     ]
     assert edits == [("PATCH", f"/repos/{REPO}/issues/comments/{100 * pull.number + 1}")]
+    world.finish()
+
+
+def test_ci_nightly_checks_every_board_and_a_pull_request_only_the_uno_q(world: World) -> None:
+    sync = world.sync(WORKFLOW_ONLY, executorch_ref="v1.5.1")
+    assert sync.conclusion == "success", sync.transcript()
+    (pull,) = world.fake.open_pulls()
+    on_pull = world.run("ci.yml", world.pull_event(pull.number, "reopened"), WORKFLOW_ONLY)
+    assert on_pull.conclusion == "success", on_pull.transcript()
+    assert [j.matrix["board"] for j in on_pull.jobs if j.job_id == "example"] == ["unoq"]
+    main = world.merge(pull.number)
+    nightly = world.run(
+        "ci.yml",
+        Event("schedule", {"schedule": "23 4 * * *"}, ref="refs/heads/main", sha=main),
+        WORKFLOW_ONLY,
+    )
+    assert nightly.triggered and nightly.conclusion == "success", nightly.transcript()
+    jobs = [j for j in nightly.jobs if j.job_id == "example"]
+    full = list(check_boards())
+    assert [j.matrix for j in jobs] == [{"board": b, "example": "AddModel"} for b in full]
+    # every board of the arduino:zephyr table that check takes (the M0+ has no emulator)
+    assert set(full) == {key for key, row in ZEPHYR_BOARDS.items() if row.emulator}
+    assert all(j.result == "success" for j in jobs)
+    # each job checks its own board, with no base and no size report (not a pull request)
+    checks = generator_calls(nightly, "check")
+    assert [c[c.index("--board") + 1] for c in checks] == full
+    assert all(c[:1] == ["head"] for c in checks)
+    decisions = {j.job_id: j.result for j in nightly.jobs if j.job_id != "example"}
+    assert decisions == {
+        "examples": "success",
+        "lint": "success",
+        "sizes": "skipped",
+        "size-comment": "skipped",
+        "ci-passed": "success",
+    }
+    # by hand: full unless asked for smoke
+    smoke = world.run(
+        "ci.yml",
+        Event("workflow_dispatch", inputs={"boards": "smoke"}, sha=main),
+        WORKFLOW_ONLY,
+    )
+    assert smoke.conclusion == "success", smoke.transcript()
+    assert [j.matrix["board"] for j in smoke.jobs if j.job_id == "example"] == ["unoq"]
     world.finish()
 
 

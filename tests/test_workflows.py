@@ -6,6 +6,7 @@ with recording stubs (inputs and payloads stay data), rendering, drift, atomic w
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -20,10 +21,11 @@ from typing import Any
 
 import pytest
 import yaml
+from gha_expressions import Scope, normalize, render
 
 from generator import PROJECT_ROOT
 from generator import workflows as wf
-from generator.boards import BOARDS
+from generator.boards import BOARDS, ZEPHYR_BOARDS, check_boards
 from generator.commands.workflows import (
     default_generator_ref,
     default_generator_repo,
@@ -392,7 +394,16 @@ def test_ci_runs_on_every_pull_request_push_to_main_nightly_and_by_hand(
         "pull_request": None,
         "push": {"branches": ["main"]},
         "schedule": [{"cron": "23 4 * * *"}],
-        "workflow_dispatch": None,
+        "workflow_dispatch": {
+            "inputs": {
+                "boards": {
+                    "description": "full: every board the generator checks; smoke: the UNO Q only",
+                    "type": "choice",
+                    "options": ["full", "smoke"],
+                    "default": "full",
+                }
+            }
+        },
     }
     assert ci["concurrency"] == {
         "group": "ci-${{ github.event_name }}-"
@@ -564,7 +575,7 @@ def test_ci_checks_each_example_once_per_board_with_arduino_cli(rendered: dict[s
     ci = parsed(rendered["ci.yml"])
     example = ci["jobs"]["example"]
     matrix = example["strategy"]["matrix"]
-    assert matrix["board"] == list(BOARDS)
+    assert _boards_for(rendered, "pull_request") == list(BOARDS)
     assert matrix["example"] == "${{ fromJSON(needs.examples.outputs.examples) }}"
     # No compile of its own: check's is the one (arduino-cli, no fall-back to gcc-arm).
     assert not [s for _, _, s in steps(ci) if "arduino-cli compile" in s.get("run", "")]
@@ -579,6 +590,69 @@ def test_ci_checks_each_example_once_per_board_with_arduino_cli(rendered: dict[s
         assert step["env"]["BOARD"] == "${{ matrix.board }}"
         assert step["env"]["EXAMPLE"] == "${{ matrix.example }}"
     assert "--no-run" in base["run"] and "--no-run" not in head["run"]
+
+
+def _boards_for(rendered: dict[str, str], event: str, inputs: dict[str, str] | None = None) -> Any:
+    """The example job's board vector for `event` (`inputs`: a dispatch's, as given; the
+    declared default fills in a missing one, as GitHub does)."""
+    ci = parsed(rendered["ci.yml"])
+    declared = ci["on"]["workflow_dispatch"]["inputs"]
+    given = {
+        **{name: spec["default"] for name, spec in declared.items()},
+        **(inputs or {}),
+    }
+    contexts = {
+        "github": {"event_name": event},
+        "inputs": given if event == "workflow_dispatch" else {},
+    }
+    scope = Scope(normalize(contexts), frozenset({"github", "needs", "vars", "inputs"}))
+    return render(ci["jobs"]["example"]["strategy"]["matrix"]["board"], scope)
+
+
+def test_the_smoke_boards_on_a_change_and_the_full_table_nightly_and_by_hand(
+    rendered: dict[str, str],
+) -> None:
+    full = list(check_boards())
+    # every arduino:zephyr board check takes: all but the one without an emulator (the M0+)
+    assert full == [key for key, row in ZEPHYR_BOARDS.items() if row.emulator]
+    assert "nano_connect" not in full and len(full) == len(ZEPHYR_BOARDS) - 1
+    assert _boards_for(rendered, "pull_request") == ["unoq"] == list(BOARDS)
+    assert _boards_for(rendered, "push") == ["unoq"]
+    assert _boards_for(rendered, "schedule") == full
+    assert _boards_for(rendered, "workflow_dispatch") == full  # the default: full
+    assert _boards_for(rendered, "workflow_dispatch", {"boards": "full"}) == full
+    assert _boards_for(rendered, "workflow_dispatch", {"boards": "smoke"}) == ["unoq"]
+    # 256 jobs at most per matrix (GitHub docs, "Running variations of jobs in a workflow")
+    examples = [p for p in (PROJECT_ROOT / "library_template" / "examples").iterdir() if p.is_dir()]
+    assert examples and len(full) * len(examples) <= 256
+
+
+def test_a_new_row_of_the_zephyr_table_changes_only_the_full_matrix(
+    rendered: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    giga = ZEPHYR_BOARDS["giga"]
+    monkeypatch.setitem(ZEPHYR_BOARDS, "new_board", dataclasses.replace(giga, key="new_board"))
+    two = wf.render_workflows(REPO, SHA)
+    assert [name for name in NAMES if two[name] != rendered[name]] == ["ci.yml"]
+    before, after = rendered["ci.yml"].splitlines(), two["ci.yml"].splitlines()
+    changed = [(a, b) for a, b in zip(before, after, strict=True) if a != b]
+    assert changed == [(a, a.replace("\"ventunoq\"]", "\"ventunoq\", \"new_board\"]"))
+                       for a, _ in changed]  # fmt: skip
+    assert len(changed) == 1
+    for event in ("pull_request", "push"):
+        assert _boards_for(two, event) == ["unoq"]
+    assert _boards_for(two, "schedule") == [*check_boards()] and "new_board" in check_boards()
+    # a row without an emulator is one check does not take: nothing changes
+    monkeypatch.setitem(
+        ZEPHYR_BOARDS, "new_board", dataclasses.replace(giga, key="new_board", emulator=None)
+    )
+    assert wf.render_workflows(REPO, SHA) == rendered
+
+
+def test_every_ci_job_ends_within_the_hour(rendered: dict[str, str]) -> None:
+    jobs = parsed(rendered["ci.yml"])["jobs"]
+    assert jobs["example"]["timeout-minutes"] == 60
+    assert all(0 < job["timeout-minutes"] <= 60 for job in jobs.values())
 
 
 def test_the_check_steps_pass_example_board_and_compiler(
