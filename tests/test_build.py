@@ -89,9 +89,9 @@ def test_default_build_layout(tmp_path: Path, upstream: Upstream) -> None:
         ]
     )
     for symbol in symbols:
-        assert f"static Kernel kernels_{symbol}[] = {{" in registration
+        assert f"static const Kernel kernels_{symbol}[] = {{" in registration
         assert f'extern "C" void et_arduino_register_{symbol}(void) {{' in registration
-    add = registration[registration.index("static Kernel kernels_aten_add_out[]") :]
+    add = registration[registration.index("static const Kernel kernels_aten_add_out[]") :]
     assert re.findall(r'Kernel\(\s*"([^"]+)"', add[: add.index("};")]) == ["aten::add.out"]
     assert "success_with_kernel_reg" not in registration  # nothing registers at start-up
     # Only registered op sources ship; op_acos.cpp (not selected) and what only it needs do not.

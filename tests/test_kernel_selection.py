@@ -241,10 +241,22 @@ def test_a_model_calling_only_add_links_no_mul_kernel(archive: Path, tmp_path: P
     assert registered == ["aten::add.out"]
     assert "torch::executor::native::add_out()" in symbols
     assert "native::mul_out" not in symbols and "native::relu_out" not in symbols
-    # The prim ops are not linked; only the empty (weak) select function of each other op is.
+    # The prim ops are not linked; only the empty (weak) select default of the other ops is.
     assert "et_arduino_register_prim_ops" not in symbols and "prim_ops" not in symbols
     assert "et_arduino_register_aten_mul_out" not in symbols
-    assert "et_arduino_select_aten_mul_out" in symbols
+    # The other operators' (weak) select defaults are one empty function, not one each.
+    address = {line.split()[-1]: line.split()[0] for line in symbols.splitlines()}
+    nothing = address["et_arduino_select_nothing"]
+    assert address["et_arduino_select_aten_mul_out"] == nothing
+    assert address["et_arduino_select_aten_relu_out"] == nothing
+    assert address["et_arduino_select_aten_add_out"] != nothing
+    # The tables are const (read-only data, in flash on a board), and each name is its own
+    # array: add's name is linked, mul's and relu's are not.
+    assert "kernels_aten_add_out" in symbols and "kernels_aten_mul_out" not in symbols
+    binary = tmp_path / "sketch"
+    strings = subprocess.run(["strings", str(binary)], capture_output=True, text=True).stdout
+    assert "aten::add.out" in strings.split()
+    assert "aten::mul.out" not in strings and "aten::relu.out" not in strings
 
 
 def test_two_models_register_the_union(archive: Path, tmp_path: Path) -> None:
@@ -339,11 +351,20 @@ KERNEL_SELECTION_CPP = """\
 // (runtime/kernel/operator_registry.cpp): the sketch's model.h files decide which
 // kernels register, and only those are linked.
 extern "C" void et_arduino_kernels_fallback(void);
-extern "C" __attribute__((weak)) void et_arduino_select_aten_add_out(void) {}
-extern "C" __attribute__((weak)) void et_arduino_select_aten_mul_out(void) {}
-extern "C" __attribute__((weak)) void et_arduino_select_aten_relu_out(void) {}
-extern "C" __attribute__((weak)) void et_arduino_select_aten_sym_size_int(void) {}
-extern "C" __attribute__((weak)) void et_arduino_select_all_kernels(void) {}
+// What an operator no model.h selects calls: nothing. Each default is an alias of it.
+extern "C" void et_arduino_select_nothing(void) {}
+extern "C" void et_arduino_select_all_kernels(void) __attribute__((weak, alias("et_arduino_select_nothing")));
+extern "C" void et_arduino_select_aten_add_out(void) __attribute__((weak, alias("et_arduino_select_nothing")));
+extern "C" void et_arduino_select_aten_mul_out(void) __attribute__((weak, alias("et_arduino_select_nothing")));
+extern "C" void et_arduino_select_aten_relu_out(void) __attribute__((weak, alias("et_arduino_select_nothing")));
+extern "C" void et_arduino_select_aten_sym_size_int(void) __attribute__((weak, alias("et_arduino_select_nothing")));
+static void (*const selects[])(void) = {
+    et_arduino_select_all_kernels,
+    et_arduino_select_aten_add_out,
+    et_arduino_select_aten_mul_out,
+    et_arduino_select_aten_relu_out,
+    et_arduino_select_aten_sym_size_int,
+};
 extern "C" void et_arduino_register_kernels(void) {
   static bool done = false;
   if (done) {
@@ -351,13 +372,11 @@ extern "C" void et_arduino_register_kernels(void) {
   }
   done = true;
   et_arduino_kernels_fallback();
-  et_arduino_select_all_kernels();
-  et_arduino_select_aten_add_out();
-  et_arduino_select_aten_mul_out();
-  et_arduino_select_aten_relu_out();
-  et_arduino_select_aten_sym_size_int();
+  for (void (*select)(void) : selects) {
+    select();
+  }
 }
-"""
+"""  # noqa: E501 (the generated lines are long)
 KERNEL_SELECTION_ALL_CPP_END = """\
 // did not read), through et_arduino_register_all_kernels().
 extern "C" void et_arduino_register_aten_add_out(void);
@@ -427,9 +446,18 @@ def test_the_generated_sources_are_exactly_these(archive: Path) -> None:
         "operator\nnamespace torch {\n"
     )
     assert (
-        "namespace {\n\n// aten::add.out\nstatic Kernel kernels_aten_add_out[] = {\n    Kernel(\n"
-        in (registration)
-    )
+        "#pragma GCC diagnostic pop\n\n// The tables are const (constant-initialized: flash "
+        "only; the registry copies what it\n// registers).\n// aten::add.out\n"
+        "static const Kernel kernels_aten_add_out[] = {\n"
+        '    Kernel(\n        "aten::add.out"_et_kernel_name,\n'
+    ) in registration
+    assert 'constexpr const char* operator""_et_kernel_name() {' in registration
+    # The build and the shipped tools still read the operators from it.
+    assert et_registration.KERNEL_REGISTRATION.findall(registration) == [
+        "aten::add.out",
+        "aten::mul.out",
+        "aten::relu.out",
+    ]
     assert REGISTER_MUL_AND_RELU in registration
     assert registration.endswith("kernels_aten_relu_out[0])));\n}\n")
     assert not (codegen / "RegisterCodegenUnboxedKernelsEverything.cpp").exists()
@@ -462,7 +490,7 @@ def test_the_two_source_edits_are_the_patch_tables(tmp_path: Path) -> None:
     bare = apply_kernel_selection(tmp_path / "bare")
     assert bare.prim == {} and list(bare.patches) == ["registry-calls-kernel-selection"]
     text = (tmp_path / "bare/src/executorch/codegen/KernelSelection.cpp").read_text()
-    assert "sym_size" not in text and "et_arduino_select_aten_relu_out();\n}\n" in text
+    assert "sym_size" not in text and "et_arduino_select_aten_relu_out,\n};\n" in text
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,12 @@ resolves a symbol still undefined):
 - `RegisterKernelsByOperator.cpp`: the codegen's kernel table split per operator, and
   `et_arduino_register_<op>()` registering one (idempotent); no static initializer. Each table
   and function is a section of its own (-ffunction-sections -fdata-sections), so the link's
-  garbage collection keeps only what a model.h's select functions reach.
+  garbage collection keeps only what a model.h's select functions reach. Each operator's name
+  is an array of its own too, in its own section (`"aten::add.out"_et_kernel_name`, a string
+  literal operator template, `KERNEL_NAME_SUFFIX`): plain string literals share one section
+  per object, which the link keeps whole, so every sketch carried every operator's name
+  (1,659 B with the 47 default root ops, 831 B more than with the 14 before). The tables are
+  `const`: constant-initialized, in flash only.
 - ExecuTorch's prim ops table (`register_prim_ops.cpp`): the patch `prim-ops-on-selection`
   removes its static registration, and this step appends `et_arduino_register_prim_ops()` and,
   for each prim op, `et_arduino_register_<op>()` registering the table (one member: the prim
@@ -23,10 +28,26 @@ resolves a symbol still undefined):
 - `KernelSelection.cpp`: `et_arduino_register_kernels()`, which the runtime calls before its
   first registry lookup (the patch `registry-calls-kernel-selection` puts the call into
   `operator_registry.cpp`'s `get_registered_kernels`): it calls the fallback, then every
-  operator's `et_arduino_select_<op>()`: the model.h's (weak), or else the empty weak default
-  defined here. Sketch objects come before the library on arduino-cli's link line and the
-  linker keeps the first weak definition, so a model.h's wins. A sketch that never loads a
+  operator's `et_arduino_select_<op>()` through a const table: the model.h's (weak), or else
+  the library's weak default, an alias of the one empty `et_arduino_select_nothing()`.
+  Sketch objects come before the library on arduino-cli's link line and the linker keeps the
+  first weak definition, so a model.h's wins. 4 B of flash per operator of the library (a
+  direct call and a stub of its own per operator were 10 B with -mlong-calls: 384 B of
+  AddModel's flash more with the 47 root ops than with the 14). A sketch that never loads a
   method never reaches the hook, so the linker's garbage collection drops every kernel.
+
+Measured and not taken: a model.h registering its operators itself from a C++17 inline
+variable's initializer (no per-operator code in the library at all). Static initializers are
+roots of every link, so a sketch that includes a model.h but never loads a method links its
+kernels: HelloExecuTorch (loads the program, no method) went from 20,276 to 82,616 B of
+flash. Its registration would also run before other files' static initializers (the prim
+ops' span is one, unspecified order).
+
+The registry's capacity (`EXECUTORCH_SELECTED_MAX_KERNEL_NUM`, 12 B of RAM per kernel on a
+32-bit board) stays the library's kernel count: the fallback registers every kernel; the
+registry is one contiguous array behind the public `get_registered_kernels()` span; and what
+a sketch registers is known only at link time (model.h files in several translation units),
+where no count can be summed into an array size without a per-sketch flag.
 
 The C++ written is Jinja templates in `generator/templates/` (`RegisterKernelsByOperator.cpp`,
 `KernelSelectionAll.cpp`, `KernelSelection.cpp`, `prim_ops_selection.cpp`, each `.jinja`, and
@@ -72,6 +93,9 @@ EVERYTHING = "RegisterCodegenUnboxedKernelsEverything.cpp"
 REGISTRATION_SOURCE = "RegisterKernelsByOperator.cpp"
 #: What registers the prim ops' table (appended to their source).
 PRIM_OPS_FUNCTION = f"{et_registration.REGISTER_PREFIX}prim_ops"
+#: The literal suffix that gives each operator's name its own section (the string literal
+#: operator template RegisterKernelsByOperator.cpp defines).
+KERNEL_NAME_SUFFIX = "_et_kernel_name"
 
 _TABLE_START = "static Kernel kernels_to_register[] = {"
 #: The table ends `),  // Generated kernels\n};\n` (the last entry's `),` optional). Found by
@@ -209,7 +233,10 @@ def _facts() -> dict[str, str]:
         "register_prefix": et_registration.REGISTER_PREFIX,
         "select_prefix": et_registration.SELECT_PREFIX,
         "register_all": et_registration.REGISTER_ALL_SYMBOL,
-        "select_all": et_registration.SELECT_ALL_SYMBOL,
+        "select_all_suffix": et_registration.SELECT_ALL_SYMBOL.removeprefix(
+            et_registration.SELECT_PREFIX
+        ),
+        "select_none": f"{et_registration.SELECT_PREFIX}nothing",
         "fallback": et_registration.FALLBACK_SYMBOL,
         "prim_ops_function": PRIM_OPS_FUNCTION,
         "register_kernels": "::executorch::ET_RUNTIME_NAMESPACE::register_kernels",
@@ -222,6 +249,14 @@ def _write(library: Path, path: Path, text: str) -> str:
     """Write `text` to `path`; returns its library path."""
     path.write_text(text, encoding="utf-8")
     return path.relative_to(library).as_posix()
+
+
+def _suffixed_name(entry: str) -> str:
+    """A `Kernel("op", ...)` entry with its name literal suffixed by `KERNEL_NAME_SUFFIX`
+    (`Kernel("op"_et_kernel_name, ...)`: still read by `et_registration`'s and the build's
+    `KERNEL_REGISTRATION`)."""
+    m = _ENTRY.match(entry)  # split_registration cut every entry at an _ENTRY match
+    return entry if m is None else entry[: m.end()] + KERNEL_NAME_SUFFIX + entry[m.end() :]
 
 
 def _split_everything(library: Path, kernels: dict[str, str], split: _Split) -> str:
@@ -237,8 +272,10 @@ def _split_everything(library: Path, kernels: dict[str, str], split: _Split) -> 
         opening=head[: -len(_TABLE_START) - 1],
         closing=tail[len("};\n") :],
         kernels=[
-            {"op": op, "sym": sym, "entries": "".join(entries[op])} for op, sym in kernels.items()
+            {"op": op, "sym": sym, "entries": "".join(map(_suffixed_name, entries[op]))}
+            for op, sym in kernels.items()
         ],
+        name_suffix=KERNEL_NAME_SUFFIX,
         **_facts(),
     )
     return _write(library, library / CODEGEN_DIR / REGISTRATION_SOURCE, text)
