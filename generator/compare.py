@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from generator.boards import BOARDS, ZEPHYR_BOARDS
 from generator.markdown import signed, table
 
 # Re-exported: sync's pull request body and release's notes link upstream through them.
@@ -28,12 +29,15 @@ class SizeRow:
             (instructions per inference);
         value: this library's figure (B, or instructions); base: the base branch's, or None
             if unknown.
+        board: the key of the board it was measured for (`generator.boards.ZEPHYR_BOARDS`,
+            `check --board`), or None when the report does not say (`report_board`).
     """
 
     example: str
     metric: str
     value: int
     base: int | None
+    board: str | None = None
 
     @property
     def delta(self) -> int | None:
@@ -47,42 +51,87 @@ def kernels_only_in(kernels: Sequence[str], other: Sequence[str]) -> list[str]:
     return sorted(set(kernels) - set(other))
 
 
-def _sizes_in(node: Any, label: str | None = None) -> Iterator[tuple[str, str, int]]:
-    """(example, metric, bytes) for each `sizes` mapping in a check report (any depth)."""
+#: A board's key by its name (`CheckReport.board`, the report's top-level "board").
+_KEY_BY_NAME = {
+    **{row.name: key for key, row in ZEPHYR_BOARDS.items()},
+    **{board.name: key for key, board in BOARDS.items()},
+}
+
+
+def report_board(report: Mapping[str, Any]) -> str | None:
+    """The key of the one board a check report was made for, which its example entries
+    without a "board" of their own were measured on: the key of its one `boards` entry
+    (`check --json`, `generator.commands.check.board_data`), else its top-level `board`
+    name looked up in `generator.boards` (a `CheckReport.to_dict()`, as sync commits it:
+    "Arduino UNO Q" -> "unoq"); None when it names none, several or an unknown one."""
+    listed = report.get("boards")
+    if isinstance(listed, list) and len(listed) == 1 and isinstance(listed[0], Mapping):
+        key = listed[0].get("key")
+        return key if isinstance(key, str) else None
+    name = report.get("board")
+    return _KEY_BY_NAME.get(name) if isinstance(name, str) else None
+
+
+def board_name(key: str | None) -> str:
+    """The board's name in `generator.boards` (`unoq` -> "Arduino UNO Q"), the key itself for
+    a board the table lacks, "unknown" for None."""
+    if key is None:
+        return "unknown"
+    row = ZEPHYR_BOARDS.get(key) or BOARDS.get(key)
+    return row.name if row else key
+
+
+def _sizes_in(
+    node: Any, label: str | None = None, board: str | None = None
+) -> Iterator[tuple[str | None, str, str, int]]:
+    """(board, example, metric, bytes) for each `sizes` mapping in a check report (any depth);
+    board: the enclosing example entry's "board" (a key), else `board`."""
     if isinstance(node, dict):
         name = node.get("example") or node.get("name") or label
+        own = node.get("board") if "example" in node else None
+        board = own if isinstance(own, str) else board
         sizes = node.get("sizes")
         if isinstance(sizes, dict):
             for metric, value in sizes.items():
                 if isinstance(value, int) and not isinstance(value, bool):
-                    yield str(name or "library"), str(metric), value
+                    yield board, str(name or "library"), str(metric), value
                 elif isinstance(value, dict) and isinstance(value.get("bytes"), int):
-                    yield str(name or "library"), str(metric), int(value["bytes"])
+                    yield board, str(name or "library"), str(metric), int(value["bytes"])
         for key, value in node.items():
             if key != "sizes":
-                yield from _sizes_in(value, str(name) if name else None)
+                yield from _sizes_in(value, str(name) if name else None, board)
     elif isinstance(node, list):
         for item in node:
-            yield from _sizes_in(item, label)
+            yield from _sizes_in(item, label, board)
 
 
 def size_rows(report: Mapping[str, Any], base: Mapping[str, Any] | None) -> list[SizeRow]:
-    """Sizes of this check report with deltas against the base library's report.
+    """Sizes of this check report with deltas against the base library's report, per board
+    and example.
 
     Args:
-        report: `CheckReport.to_dict()` of the regenerated library; every mapping named
-            `sizes` (metric -> bytes, or metric -> {"bytes": n}) is a row, labelled with the
-            nearest enclosing `example`/`name`.
-        base: the same from the base branch's extras/check_report.json, or None.
+        report: `CheckReport.to_dict()` of the regenerated library, or `check --json`'s
+            report over several boards; every mapping named `sizes` (metric -> bytes, or
+            metric -> {"bytes": n}) is a row, labelled with the nearest enclosing
+            `example`/`name` and its example entry's `board` (else `report_board`).
+        base: the same from the base branch's extras/check_report.json, or None; a row's
+            base is the base's figure for the same board, example and metric.
+    Returns:
+        One row per (board, example, metric), in report order.
     """
-    base_sizes = {(e, m): v for e, m, v in _sizes_in(dict(base))} if base else {}
+    base_sizes = (
+        {(b, e, m): v for b, e, m, v in _sizes_in(dict(base), board=report_board(base))}
+        if base
+        else {}
+    )
     rows: list[SizeRow] = []
-    seen: set[tuple[str, str]] = set()
-    for example, metric, value in _sizes_in(dict(report)):
-        if (example, metric) in seen:
+    seen: set[tuple[str | None, str, str]] = set()
+    for board, example, metric, value in _sizes_in(dict(report), board=report_board(report)):
+        if (board, example, metric) in seen:
             continue
-        seen.add((example, metric))
-        rows.append(SizeRow(example, metric, value, base_sizes.get((example, metric))))
+        seen.add((board, example, metric))
+        before = base_sizes.get((board, example, metric))
+        rows.append(SizeRow(example, metric, value, before, board))
     return rows
 
 
@@ -99,15 +148,20 @@ METRIC_LABELS = {
 
 
 def size_table(rows: Sequence[SizeRow], this: str, base: str) -> list[str]:
-    """The sizes as table lines: example, metric, this library's bytes, the base's, the change.
+    """The sizes as table lines: example, metric, this library's bytes, the base's, the change;
+    with a first column "Board" (`board_name`) when the rows are of more than one board (one
+    board's table is the same as before boards were named).
 
     Args:
+        rows: `size_rows`, in the order they are shown.
         this, base: the titles of the two size columns (e.g. "This PR" and "`main`").
     """
+    boards = len({row.board for row in rows}) > 1
     return table(
-        ["Example", "Size", this, base, "Delta"],
+        [*(["Board"] if boards else []), "Example", "Size", this, base, "Delta"],
         (
             [
+                *([board_name(row.board)] if boards else []),
                 row.example,
                 METRIC_LABELS.get(row.metric, row.metric),
                 f"{row.value:,} B",
@@ -116,7 +170,7 @@ def size_table(rows: Sequence[SizeRow], this: str, base: str) -> list[str]:
             ]
             for row in rows
         ),
-        align="llrrr",
+        align="lllrrr" if boards else "llrrr",
     )
 
 
@@ -134,9 +188,16 @@ INSTRUCTIONS_NOTE = (
 
 
 def _instructions_in(report: Mapping[str, Any]) -> Iterator[tuple[str, int]]:
-    """(example, instructions per inference) of each example whose `timing` has a count."""
+    """(example, instructions per inference) of each example whose `timing` has a count, of
+    the UNO Q's entries only (`INSTRUCTIONS_NOTE` names its machine; an entry without a
+    "board" counts as the report's `report_board`, and a report naming no board as the UNO
+    Q's, as every report before `check --board` was)."""
+    default = report_board(report)
     for example in report.get("examples") or []:
         if not isinstance(example, Mapping):
+            continue
+        board = example.get("board") if isinstance(example.get("board"), str) else default
+        if board not in (None, "unoq"):
             continue
         timing = example.get("timing")
         value = timing.get(INSTRUCTIONS) if isinstance(timing, Mapping) else None
@@ -149,7 +210,8 @@ def instruction_rows(report: Mapping[str, Any], base: Mapping[str, Any] | None) 
 
     Args:
         report: `CheckReport.to_dict()` of the new library; an example without a count (its
-            sketch prints no `Inference: N us` line, or it was not run) has no row.
+            sketch prints no `Inference: N us` line, or it was not run) has no row, nor one
+            of another board than the UNO Q (see `_instructions_in`).
         base: the same from the base branch's (or previous tag's) extras/check_report.json,
             or None; a base example without a count gives `base` None (no delta), never 0.
     Returns:

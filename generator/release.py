@@ -330,8 +330,9 @@ class ReleaseFacts:
         kernels / previous_kernels: operators of the kernel registration.
         (Each from the library's facts, `generator.facts`: extras/library.json, or an older
         library's executorch_pin.txt, extras/PROVENANCE.txt and codegen sources.)
-        sizes: per example and metric, bytes here and at the previous tag (None: not
-            measured there); instructions: per example, instructions per inference on the
+        sizes: per board, example and metric, bytes here and at the previous tag (None: not
+            measured there; `compare.size_rows`, a Board column for more than one board);
+            instructions: per example, instructions per inference on the
             emulated Cortex-M33 here and at the previous tag (`compare.instruction_rows`);
             has_report / previous_has_report: whether
             extras/check_report.json exists at each.
