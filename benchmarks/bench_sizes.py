@@ -3,6 +3,7 @@ and what each core's loader does with each Dynamic upload file (not a test; the 
 issues 8 and 14).
 
     python benchmarks/bench_sizes.py [--executorch-ref REF] [--baseline REV] [--work DIR]
+                                     [--board NAME,...|all]
 
 Builds, from one ExecuTorch ref and with this checkout's generator:
 
@@ -16,11 +17,14 @@ Builds, from one ExecuTorch ref and with this checkout's generator:
 Each is checked with this checkout's `python -m generator check --no-run` (gcc-arm: the
 static link and the Dynamic link of arduino-cli's recipes) from an empty object cache, so the
 wall and CPU time of each check are those of a cold check (CPU: user + system of the check
-and its compilers, steadier than wall time on a busy machine). Prints one table (bytes;
-Dynamic = the .llext the board loads) and the targets with PASS/FAIL; exits 1 when a target
-is missed. "Dynamic RAM" is the LLEXT heap the pinned core's loader takes at its peak
-(`generator/check/llext.py`); the second table gives each core's verdict (✅ loads, with the
-heap it takes; ❌ refused, with the error) and the short branches to the firmware.
+and its compilers, steadier than wall time on a busy machine), for each board of `--board`
+(`check --board`'s keys, default `unoq`; every board multiplies the compiles). Prints one
+table with a board column (bytes; Dynamic = the .llext the board loads) and the targets with
+PASS/FAIL (on the UNO Q's rows: its budgets set them); exits 1 when a target is missed.
+"Dynamic RAM" is the LLEXT heap the pinned core's loader takes at its peak
+(`generator/check/llext.py`; for another board, with that board's heap); the second table
+gives each core's verdict (✅ loads, with the heap it takes; ❌ refused, with the error) and
+the short branches to the firmware, per board too.
 Real builds need network access to GitHub, or `GIT_CONFIG_GLOBAL` pointing at mirrors.
 """
 
@@ -44,7 +48,8 @@ sys.path.insert(0, str(ROOT / "extras" / "tools"))
 import et_model_h  # noqa: E402
 
 EXAMPLES = ("HelloExecuTorch", "AddModel", "KeywordSpotting")
-#: Issue 8's targets, bytes: (variant, example, metric) -> the most allowed.
+#: Issue 8's targets, bytes: (variant, example, metric) -> the most allowed, for the UNO Q
+#: (`TARGET_BOARD`; 786,432 is its flash).
 TARGETS: dict[tuple[str, str, str], int] = {
     ("selected", "HelloExecuTorch", "flash"): 100_000,
     ("selected", "AddModel", "flash"): 140_000,
@@ -68,22 +73,41 @@ def _build(generator_root: Path, out: Path, ref: str, *extra: str) -> None:
     _run([*argv, "--out", str(out), *extra], cwd=generator_root)
 
 
-Verdicts = dict[str, list[dict[str, Any]]]
+#: The board `TARGETS` are for.
+TARGET_BOARD = "unoq"
+
+#: (board key, example): per board and example, as `check --json` has an entry for each.
+Entry = tuple[str, str]
+Verdicts = dict[Entry, list[dict[str, Any]]]
+
+
+def _read_report(data: dict[str, Any]) -> tuple[dict[Entry, dict[str, int]], Verdicts]:
+    """Sizes per (board, example) (report `sizes`) and each one's loader verdicts per core
+    (report `dynamic.verdicts`) of a `check --json` report; an entry without "board" (a
+    check before `--board`) is the UNO Q's."""
+    sizes: dict[Entry, dict[str, int]] = {}
+    verdicts: Verdicts = {}
+    for e in data["examples"]:
+        entry = (str(e.get("board") or TARGET_BOARD), str(e["example"]))
+        sizes[entry] = dict(e.get("sizes") or {})
+        verdicts[entry] = list((e.get("dynamic") or {}).get("verdicts", []))
+    return sizes, verdicts
 
 
 def _check(
-    library: Path, work: Path
-) -> tuple[dict[str, dict[str, int]], Verdicts, tuple[float, float]]:
-    """Sizes per example (report `sizes`), each example's loader verdicts per core (report
-    `dynamic.verdicts`), and the wall and CPU seconds (the check and its compilers, user +
-    system) of a cold `check --no-run`."""
+    library: Path, work: Path, board: str = TARGET_BOARD
+) -> tuple[dict[Entry, dict[str, int]], Verdicts, tuple[float, float]]:
+    """Sizes per (board, example), their loader verdicts (`_read_report`), and the wall and
+    CPU seconds (the check and its compilers, user + system) of a cold `check --no-run
+    --board BOARD` (`board`: its value, e.g. "unoq,giga" or "all")."""
     report = work / f"{library.name}.json"
     cache = Path(tempfile.mkdtemp(prefix="cache-", dir=work))
     start = time.monotonic()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(
         [sys.executable, "-m", "generator", "check", str(library), "--no-run",
-         "--compiler", "gcc-arm", "--json", str(report), "--cache-dir", str(cache)],
+         "--compiler", "gcc-arm", "--board", board, "--json", str(report),
+         "--cache-dir", str(cache)],
         cwd=ROOT, capture_output=True, text=True, check=False,
     )  # fmt: skip
     seconds = time.monotonic() - start
@@ -92,12 +116,25 @@ def _check(
     shutil.rmtree(cache, ignore_errors=True)
     if not report.is_file():
         sys.exit(f"check of {library} wrote no report:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
-    data: dict[str, Any] = json.loads(report.read_text())
-    sizes = {e["example"]: dict(e.get("sizes", {})) for e in data["examples"]}
-    verdicts = {
-        e["example"]: list((e.get("dynamic") or {}).get("verdicts", [])) for e in data["examples"]
-    }
+    sizes, verdicts = _read_report(json.loads(report.read_text()))
     return sizes, verdicts, (seconds, cpu)
+
+
+def _size_table(results: dict[str, dict[Entry, dict[str, int]]]) -> str:
+    """The sizes as a Markdown table, one row per library, board and example (bytes; "-":
+    not measured)."""
+    lines = [
+        "| library | board | example | static flash | static RAM | Dynamic flash | Dynamic RAM |",
+        "|---|---|---|---:|---:|---:|---:|",
+    ]
+    for name, sizes in results.items():
+        for (board, example), s in sizes.items():
+            cells = [
+                f"{s[k]:,}" if k in s else "-"
+                for k in ("flash", "ram", "dynamic_flash", "dynamic_ram")
+            ]
+            lines.append(f"| {name} | {board} | {example} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def _without_selection(library: Path) -> None:
@@ -116,17 +153,17 @@ def _print_verdicts(verdicts: dict[str, Verdicts]) -> None:
     if not cores:
         return
     print("\nDynamic link mode, the loader's verdict per core (heap bytes at the peak):\n")
-    print("| library | example | short branches | " + " | ".join(cores) + " |")
-    print("|---|---|---:|" + "---:|" * len(cores))
+    print("| library | board | example | short branches | " + " | ".join(cores) + " |")
+    print("|---|---|---|---:|" + "---:|" * len(cores))
     for name, per in verdicts.items():
-        for example, vs in per.items():
+        for (board, example), vs in per.items():
             cells = [
                 (f"✅ {v['peak_bytes']:,}" if v["loaded"] else
                  f"❌ -{v['errno']}" + (f" ({v['peak_bytes']:,})" if v["peak_bytes"] else ""))
                 for v in vs
             ]  # fmt: skip
             short = max((v["short_branches"] for v in vs), default=0)
-            print(f"| {name} | {example} | {short} | " + " | ".join(cells) + " |")
+            print(f"| {name} | {board} | {example} | {short} | " + " | ".join(cells) + " |")
 
 
 def main() -> int:
@@ -134,6 +171,12 @@ def main() -> int:
     parser.add_argument("--executorch-ref", default="main")
     parser.add_argument("--baseline", metavar="REV", help="also build with the generator at REV")
     parser.add_argument("--work", type=Path, help="keep the libraries here (default: a temp dir)")
+    parser.add_argument(
+        "--board",
+        default=TARGET_BOARD,
+        metavar="NAME,...|all",
+        help="check --board's value (default: unoq; the targets are the UNO Q's)",
+    )
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-sizes-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -164,22 +207,14 @@ def main() -> int:
         _build(tree, base, ref)
         libraries[f"baseline {args.baseline}"] = base
 
-    results: dict[str, dict[str, dict[str, int]]] = {}
+    results: dict[str, dict[Entry, dict[str, int]]] = {}
     verdicts: dict[str, Verdicts] = {}
     times: dict[str, tuple[float, float]] = {}
     for name, library in libraries.items():
-        results[name], verdicts[name], times[name] = _check(library, work)
+        results[name], verdicts[name], times[name] = _check(library, work, args.board)
 
     print(f"ExecuTorch {ref}; bytes (check --no-run, gcc-arm); Dynamic: the .llext\n")
-    print("| library | example | static flash | static RAM | Dynamic flash | Dynamic RAM |")
-    print("|---|---|---:|---:|---:|---:|")
-    for name, sizes in results.items():
-        for example, s in sizes.items():
-            cells = [
-                f"{s[k]:,}" if k in s else "-"
-                for k in ("flash", "ram", "dynamic_flash", "dynamic_ram")
-            ]
-            print(f"| {name} | {example} | " + " | ".join(cells) + " |")
+    print(_size_table(results))
     _print_verdicts(verdicts)
     print(
         "\ncold check --no-run, wall / CPU seconds: "
@@ -188,11 +223,14 @@ def main() -> int:
     failed = False
     print("\ntargets:")
     for (variant, example, metric), limit in TARGETS.items():
-        got = results.get(variant, {}).get(example, {}).get(metric)
+        got = results.get(variant, {}).get((TARGET_BOARD, example), {}).get(metric)
         ok = got is not None and got <= limit
         failed |= not ok
         shown = f"{got:,}" if got is not None else "not measured"
-        print(f"  {'PASS' if ok else 'FAIL'} {variant} {example} {metric}: {shown} <= {limit:,}")
+        print(
+            f"  {'PASS' if ok else 'FAIL'} {variant} {TARGET_BOARD} {example} {metric}: "
+            f"{shown} <= {limit:,}"
+        )
     if os.environ.get("BENCH_KEEP") is None and args.work is None:
         shutil.rmtree(work, ignore_errors=True)
     return 1 if failed else 0
