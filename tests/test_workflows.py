@@ -1565,8 +1565,11 @@ def _size_table(tmp_path: Path, rendered: dict[str, str], jobs: dict[str, Any]) 
     return summary.read_text(), match.group(2)
 
 
-def _report(example: str, flash: int, ram: int) -> dict[str, Any]:
-    return {"examples": [{"example": example, "sizes": {"flash": flash, "ram": ram}}]}
+def _report(example: str, flash: int, ram: int, board: str | None = None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"example": example, "sizes": {"flash": flash, "ram": ram}}
+    if board is None:
+        return {"examples": [entry]}
+    return {"boards": [{"key": board}], "examples": [{**entry, "board": board}]}
 
 
 def test_the_size_table_shows_deltas_per_board(tmp_path: Path, rendered: dict[str, str]) -> None:
@@ -1580,11 +1583,23 @@ def test_the_size_table_shows_deltas_per_board(tmp_path: Path, rendered: dict[st
                 "base": _report("AddModel", 1000, 300),
             },
             "unoq/2": {"head": None, "base": _report("Gone", 1, 1)},
+            # as `check --board giga --json` writes it: the entry's "board", the "boards" list
+            "giga/3": {
+                "head": _report("AddModel", 1200, 310, board="giga"),
+                "base": _report("AddModel", 1250, 310, board="giga"),
+            },
         },
     )
     assert summary == table
     assert table == (
         "## Size changes against the base branch\n"
+        "\n"
+        "### Arduino Giga R1 (`giga`)\n"
+        "\n"
+        "| Example | Size | This PR | Base | Delta |\n"
+        "|---|---|---:|---:|---:|\n"
+        "| AddModel | flash (static) | 1,200 B | 1,250 B | -50 |\n"
+        "| AddModel | RAM (static) | 310 B | 310 B | \u00b10 |\n"
         "\n"
         "### Arduino UNO Q (`unoq`)\n"
         "\n"
