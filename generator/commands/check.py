@@ -460,11 +460,15 @@ def _check_example(
             report.sizes = measure_elf(built.build.binary, board)
     report.stages.append(sizes_stage(report.sizes, built.overflow, board))
 
-    # The emulated run boots a gcc-arm firmware (arduino-cli's is for the real board);
-    # its objects are also linked Dynamic (link_mode=dynamic, check/dynamic.py).
-    firmware: CompileResult | None = built if toolchain is GCC_ARM else None
+    # The emulated run boots a gcc-arm firmware (arduino-cli's is for the real board), the
+    # board's own (its CPU flags, its emulator's board half; GCC_ARM for the UNO Q); its
+    # objects are also linked Dynamic (link_mode=dynamic, check/dynamic.py).
+    gcc = toolchain if toolchain.name == GCC_ARM.name else GCC_ARM
+    if gcc is GCC_ARM and board != UNO_Q:
+        gcc = select_toolchain("gcc-arm", board)
+    firmware: CompileResult | None = built if toolchain is gcc else None
     if firmware is None and (run or built.build.ok):
-        firmware = compile_example(GCC_ARM, plan, work / name / GCC_ARM.name, cache)
+        firmware = compile_example(gcc, plan, work / name / gcc.name, cache)
     line = firmware.build.line if firmware is not None and firmware.build.ok else None
     stage, report.dynamic = dynamic_stage(line, board, work / name / "dynamic", name)
     report.stages.append(stage)
