@@ -1,7 +1,8 @@
 """End to end: a user's own model goes the whole way (issue 9).
 
-PyTorch model -> int8 Cortex-M export with the executorch wheel (the recipe of the ref's
-examples/arduino/export_model.py: CortexMQuantizer, prepare/convert_pt2e, to_edge with the
+PyTorch model -> int8 Cortex-M export with the executorch wheel by the shipped exporter's
+functions (extras/tools/export_model.py `quantize_int8`, `lower_int8`: the recipe of the ref's
+examples/arduino/export_model.py, CortexMQuantizer, prepare/convert_pt2e, to_edge with the
 Cortex-M compile config, CortexMPassManager for the Cortex-M33) -> .pte -> model.h by the
 library's own extras/tools/pte_to_header.py -> a sketch in a copy of the library generated
 from real main -> `python -m generator check` (model check, UNO Q compile, emulated
@@ -29,6 +30,10 @@ import pytest
 import yaml
 
 from generator.commands.build import BuildResult
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
+
+import export_model  # the exporter the library ships: its int8 recipe is the one tested
 
 pytestmark = pytest.mark.e2e
 
@@ -74,25 +79,10 @@ def _exporter_unavailable() -> str | None:
     return None
 
 
-def _module(name: str) -> Any:
-    return importlib.import_module(name)
-
-
 def export_cortex_m(input_values: tuple[float, ...]) -> Exported:
-    """Export a two-layer perceptron (8 -> 8, ReLU, -> 4) for the Cortex-M33, int8."""
+    """Export a two-layer perceptron (8 -> 8, ReLU, -> 4) for the Cortex-M33, int8, with the
+    shipped exporter's recipe (extras/tools/export_model.py `quantize_int8`, `lower_int8`)."""
     import torch
-    from torch.export import export
-
-    cortex_m = "executorch.backends.cortex_m"
-    edge_config = _module(f"{cortex_m}.edge_compile_config").cortex_m_edge_compile_config
-    pass_manager = _module(f"{cortex_m}.passes.cortex_m_pass_manager").CortexMPassManager
-    quantizer = _module(f"{cortex_m}.quantizer.quantizer").CortexMQuantizer
-    target = _module(f"{cortex_m}.target_config")
-    duplicate_dq = _module(
-        "executorch.backends.transforms.duplicate_dynamic_quant_chain"
-    ).DuplicateDynamicQuantChainPass
-    pt2e = _module("torchao.quantization.pt2e.quantize_pt2e")
-    to_edge = _module("executorch.exir").to_edge
 
     with torch.random.fork_rng():
         torch.manual_seed(0)
@@ -104,23 +94,11 @@ def export_cortex_m(input_values: tuple[float, ...]) -> Exported:
     with torch.no_grad():
         reference = model(example)[0].tolist()
 
-    captured = export(model, (example,), strict=True).module(check_guards=False)
-    prepared = pt2e.prepare_pt2e(captured, quantizer())
-    for sample in [*calibration, example]:
-        prepared(sample)
-    converted = pt2e.convert_pt2e(prepared, fold_quantize=True)
-    duplicate_dq()(converted)
+    samples = [(sample,) for sample in [*calibration, example]]
+    converted = export_model.quantize_int8(model, (example,), samples)
     with torch.no_grad():
         quantized = converted(example)[0].tolist()
-
-    edge = to_edge(export(converted, (example,)), compile_config=edge_config())
-    passes = pass_manager(
-        edge.exported_program(),
-        pass_manager.pass_list,
-        target_config=target.CortexMTargetConfig(cpu=target.CortexM.M33),
-    )
-    # As the ref's export_model.py does: the Cortex-M passes' program replaces the method's.
-    edge._edge_programs["forward"] = passes.transform()
+    edge = export_model.lower_int8(converted, (example,), "cortex-m33")
     graph = edge.exported_program().graph_module.graph
     dequantize = [n for n in graph.nodes if "dequantize_per_tensor" in str(n.target)]
     assert len(dequantize) == 1, graph
@@ -136,7 +114,7 @@ SKETCH = """\
 
 #include "model.h"
 
-alignas(16) static uint8_t arena[8 * 1024];
+alignas(16) static uint8_t arena[model_pte_arena_bytes];
 
 static ETModel model(model_pte, sizeof(model_pte), arena, sizeof(arena));
 
