@@ -30,16 +30,22 @@ import et_registration
 pytestmark = pytest.mark.e2e
 
 
-def _registered_in_firmware(library: Path, example: str, tmp_path: Path) -> set[str]:
-    """The kernel registration functions (`et_arduino_register_<op>`) the UNO Q firmware of
-    `example` links (static link, gcc-arm)."""
+def _firmware(library: Path, example: str, tmp_path: Path) -> Path:
+    """The UNO Q firmware of `example` (static link, gcc-arm)."""
     toolchain = select_toolchain("gcc-arm")
     result = compile_example(
         toolchain, plan_build(library, example), tmp_path / example, ObjectCache(tmp_path / "o")
     )
     assert result.build.ok and result.build.binary is not None, result.build.log
+    return result.build.binary
+
+
+def _registered_in_firmware(library: Path, example: str, tmp_path: Path) -> set[str]:
+    """The kernel registration functions (`et_arduino_register_<op>`) the UNO Q firmware of
+    `example` links (static link, gcc-arm)."""
+    binary = _firmware(library, example, tmp_path)
     nm = subprocess.run(
-        ["arm-none-eabi-nm", str(result.build.binary)], capture_output=True, text=True, check=True
+        ["arm-none-eabi-nm", str(binary)], capture_output=True, text=True, check=True
     ).stdout
     return set(re.findall(r"\bet_arduino_register_(\w+)$", nm, re.M)) - {"kernels", "all_kernels"}
 
@@ -67,6 +73,10 @@ def test_each_example_links_only_its_models_kernels(real_main: BuildResult, tmp_
     assert "dot_a_linkage=true" in (lib / "library.properties").read_text()
     # AddModel calls add.out only: no mul, no Cortex-M kernel, no prim op.
     assert _registered_in_firmware(lib, "AddModel", tmp_path) == {"aten_add_out"}
+    # ... and holds only that operator's name (each name is a section of its own).
+    firmware = _firmware(lib, "AddModel", tmp_path).read_bytes()
+    assert b"aten::add.out\0" in firmware
+    assert b"aten::mul.out\0" not in firmware and b"cortex_m::quantized_add.out\0" not in firmware
     # HelloExecuTorch never loads a method: no kernel at all.
     assert _registered_in_firmware(lib, "HelloExecuTorch", tmp_path) == set()
     kws = et_model_h.pte_from_model_h((lib / "examples/KeywordSpotting/model.h").read_text())
