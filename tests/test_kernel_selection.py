@@ -17,8 +17,16 @@ from pathlib import Path
 
 import pytest
 
+from generator.build.opset import DEFAULT_ROOT_OPS, PREVIOUS_ROOT_OPS
 from generator.build.patches import OPERATOR_REGISTRY
-from generator.build.selection import apply_kernel_selection, split_registration
+from generator.build.render import render
+from generator.build.selection import (
+    FALLBACK_ROOT_OPS,
+    _facts,
+    _in_fallback,
+    apply_kernel_selection,
+    split_registration,
+)
 from generator.errors import FatalError
 from generator.layout import PRIM_OPS_SOURCE
 
@@ -325,6 +333,30 @@ def test_without_the_archive_every_kernel_registers(archive: Path, tmp_path: Pat
     ]
 
 
+def test_the_fallback_registers_the_op_set_from_before_kernel_selection() -> None:
+    # A model.h from before kernel selection (0.2.0) selects nothing: the fallback registers
+    # what its program can call, the op set of then, not the wider default (every kernel of
+    # which overflows the UNO Q's flash).
+    assert frozenset(PREVIOUS_ROOT_OPS) == FALLBACK_ROOT_OPS
+    assert _in_fallback("aten::add.out") and _in_fallback("aten::_softmax.out")
+    assert _in_fallback("cortex_m::quantized_add.out")
+    assert not _in_fallback("aten::addmm.out") and not _in_fallback("aten::tanh.out")
+    assert not FALLBACK_ROOT_OPS & (set(DEFAULT_ROOT_OPS) - set(PREVIOUS_ROOT_OPS))
+    text = render(
+        "KernelSelectionAll.cpp.jinja",
+        symbols=["aten_add_out", "aten_addmm_out"],
+        fallback_symbols=["aten_add_out"],
+        **_facts(),
+    )
+    fallback = text.split("et_arduino_kernels_fallback(void) {", 1)[1]
+    everything = text.split("et_arduino_register_all_kernels(void) {", 1)[1].split("}", 1)[0]
+    assert fallback.split("}", 1)[0].split() == ["et_arduino_register_aten_add_out();"]
+    assert everything.split() == [
+        "et_arduino_register_aten_add_out();",
+        "et_arduino_register_aten_addmm_out();",
+    ]
+
+
 def test_kernel_symbols_are_c_identifiers() -> None:
     assert et_registration.kernel_symbol("aten::add.out") == "aten_add_out"
     assert (
@@ -378,7 +410,7 @@ extern "C" void et_arduino_register_kernels(void) {
 }
 """  # noqa: E501 (the generated lines are long)
 KERNEL_SELECTION_ALL_CPP_END = """\
-// did not read), through et_arduino_register_all_kernels().
+// not read), through et_arduino_register_all_kernels().
 extern "C" void et_arduino_register_aten_add_out(void);
 extern "C" void et_arduino_register_aten_mul_out(void);
 extern "C" void et_arduino_register_aten_relu_out(void);
@@ -390,7 +422,10 @@ extern "C" void et_arduino_register_all_kernels(void) {
   et_arduino_register_aten_sym_size_int();
 }
 extern "C" void et_arduino_kernels_fallback(void) {
-  et_arduino_register_all_kernels();
+  et_arduino_register_aten_add_out();
+  et_arduino_register_aten_mul_out();
+  et_arduino_register_aten_relu_out();
+  et_arduino_register_aten_sym_size_int();
 }
 """
 PRIM_OPS_END = """\

@@ -22,9 +22,17 @@ resolves a symbol still undefined):
   removes its static registration, and this step appends `et_arduino_register_prim_ops()` and,
   for each prim op, `et_arduino_register_<op>()` registering the table (one member: the prim
   ops register together).
-- `KernelSelectionAll.cpp`: `et_arduino_kernels_fallback()` registering every kernel, linked
-  only when no model.h defines the (weak, empty) fallback: a model.h from before kernel
-  selection keeps working, with the old footprint.
+- `KernelSelectionAll.cpp`: `et_arduino_kernels_fallback()`, linked only when no model.h
+  defines the (weak, empty) fallback: a model.h from before kernel selection keeps working,
+  with the old footprint. It registers the kernels of the op set libraries had before kernel
+  selection (`FALLBACK_ROOT_OPS`: the portable root ops of 0.2.0, the published library's,
+  every Cortex-M operator, the prim ops) that this library has: those are all such a model.h's
+  program can call, and every kernel of the wider default op set does not fit the UNO Q's
+  flash (AddModel with a 0.2.0 model.h overflowed it by 652,200 B). A model.h from before
+  kernel selection made for a library generated with other `--ops` is told `OperatorMissing`
+  for an operator outside that set; running pte_to_header.py again makes it select its own.
+  `et_arduino_register_all_kernels()`, beside it, registers every kernel, for a model.h that
+  asks for all (`pte_to_header.py --all-kernels`, or a program it could not read).
 - `KernelSelection.cpp`: `et_arduino_register_kernels()`, which the runtime calls before its
   first registry lookup (the patch `registry-calls-kernel-selection` puts the call into
   `operator_registry.cpp`'s `get_registered_kernels`): it calls the fallback, then every
@@ -72,6 +80,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator.build.models import TOOLS_DIR, import_tool, registered_prim_ops
+from generator.build.opset import PREVIOUS_ROOT_OPS
 from generator.build.patches import (
     KERNEL_SELECTION_BANNER,
     KERNEL_SELECTION_HOOK,
@@ -87,6 +96,12 @@ if TYPE_CHECKING:
 else:
     et_registration = import_tool(TOOLS_DIR / "et_registration.py")
 
+#: The portable root ops whose kernels the fallback registers: the default op set of the
+#: libraries before kernel selection (0.2.0 and earlier), the only ones a model.h of theirs
+#: selects nothing for and a program made for them calls.
+FALLBACK_ROOT_OPS = frozenset(PREVIOUS_ROOT_OPS)
+#: Every Cortex-M operator's namespace: each was in every library's op set.
+CORTEX_M_NAMESPACE = "cortex_m::"
 #: The codegen's one registration source, which this step splits (and removes).
 EVERYTHING = "RegisterCodegenUnboxedKernelsEverything.cpp"
 #: What replaces it: one kernel table and one register function per operator.
@@ -317,6 +332,12 @@ def _operators(library: Path) -> tuple[_Split, dict[str, str], dict[str, str]]:
     return split, kernels, prim
 
 
+def _in_fallback(operator: str) -> bool:
+    """Whether the fallback registers `operator` (a full name, e.g. "aten::add.out"): a root
+    op of the 0.2.0 op set, or a Cortex-M operator (see the module docstring)."""
+    return operator in FALLBACK_ROOT_OPS or operator.startswith(CORTEX_M_NAMESPACE)
+
+
 def apply_kernel_selection(library: Path) -> KernelSelection:
     """Split the library's kernel registration into per-operator archive members (see the
     module docstring) and hook the runtime's registry to it.
@@ -340,8 +361,9 @@ def apply_kernel_selection(library: Path) -> KernelSelection:
     if prim:
         patches[PRIM_OPS_ON_SELECTION.name] = _select_prim_ops(library, prim)
     symbols = [*kernels.values(), *prim.values()]
+    fallback = [sym for op, sym in kernels.items() if _in_fallback(op)] + [*prim.values()]
     for name in ("KernelSelectionAll.cpp", "KernelSelection.cpp"):
-        text = render(f"{name}.jinja", symbols=symbols, **_facts())
+        text = render(f"{name}.jinja", symbols=symbols, fallback_symbols=fallback, **_facts())
         written.append(_write(library, library / CODEGEN_DIR / name, text))
     patches[REGISTRY_CALLS_KERNEL_SELECTION.name] = REGISTRY_CALLS_KERNEL_SELECTION.apply(library)
     files = {*written, *(path for touched in patches.values() for path in touched)}
