@@ -27,6 +27,23 @@ extern "C" ET_WEAK void et_arduino_log(const char* line) {
 
 void et_pal_init(void) {}
 
+#if defined(__arm__)
+// errno for the C library code a sketch links itself. The kernels' math
+// (expf, tanhf, erff, tanh, ...: softmax, sigmoid, tanh, GELU, GRU, LSTM) comes
+// from the toolchain's libm, whose error paths set errno through newlib's
+// __errno() (math_err.o, math_errf.o, the w_*.o wrappers). The Dynamic link
+// mode links no C library (no -lc) and no core's firmware exports __errno
+// (generator/check/cores/), so without a definition here the board's loader
+// refuses such a sketch ("Undefined symbol __errno", rc -61) and prints
+// nothing. Weak: a definition of the sketch's or the core's wins. In both link
+// modes errno written by the code linked into the sketch is this variable,
+// not the firmware's own (no kernel reads errno).
+extern "C" ET_WEAK int* __errno(void) {
+  static int value = 0;
+  return &value;
+}
+#endif
+
 ET_NORETURN void et_pal_abort(void) {
   et_arduino_log("F et_pal_abort: ExecuTorch runtime aborted, board halted");
   // Nothing to exit to. Stop with interrupts off so the board stays halted
