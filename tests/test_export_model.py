@@ -361,3 +361,23 @@ def test_refusals(
     assert err.startswith("error: " + message), err
     assert err.count("\n") == 1, err  # one line
     assert sorted(p.name for p in models.iterdir()) == ["user_models.py"]
+
+
+def test_writes_go_through_links_and_into_a_fifo_as_it_is(tmp_path: Path) -> None:
+    import stat
+    import threading
+
+    import export_model
+
+    (tmp_path / "real.pte").write_bytes(b"old")
+    (tmp_path / "link.pte").symlink_to("real.pte")
+    fifo = tmp_path / "model.h"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    export_model._write_together([(tmp_path / "link.pte", b"PTE"), (fifo, b"HEADER")])
+    reader.join(timeout=60)
+    assert (tmp_path / "link.pte").is_symlink() and (tmp_path / "real.pte").read_bytes() == b"PTE"
+    assert got == [b"HEADER"] and stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.pte", "model.h", "real.pte"]

@@ -63,6 +63,27 @@ def test_writes_model_h_from_any_cwd(tmp_path: Path) -> None:
     assert result.stdout.startswith("out/model.h: model_pte[1156] from AddModel.pte")
 
 
+def test_a_symbolic_link_is_written_through_and_a_fifo_as_it_is(tmp_path: Path) -> None:
+    # A rename over -o's path would replace a link with a file, and a device node (as root:
+    # `-o /dev/null` replaced the machine's /dev/null with a regular file) or a FIFO.
+    want = et_model_h.model_h(ADD_MODEL.read_bytes(), source="AddModel.pte", all_kernels=True)
+    (tmp_path / "real.h").write_text("old")
+    (tmp_path / "link.h").symlink_to("real.h")
+    result = run(TOOLS / "pte_to_header.py", ADD_MODEL, "-o", "link.h", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "link.h").is_symlink()
+    assert (tmp_path / "real.h").read_text() == want
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE, text=True)
+    result = run(TOOLS / "pte_to_header.py", ADD_MODEL, "-o", str(fifo), cwd=tmp_path)
+    out, _ = reader.communicate(timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert out == want
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.h", "pipe", "real.h"]
+
+
 def test_default_output_is_model_h_in_cwd(tmp_path: Path) -> None:
     result = run(TOOLS / "pte_to_header.py", KEYWORD_SPOTTING, "--name", "kws", cwd=tmp_path)
     assert result.returncode == 0, result.stderr

@@ -487,6 +487,11 @@ def _write_together(files: list[tuple[Path, bytes]]) -> None:
     temps: list[tuple[str, Path]] = []
     umask = os.umask(0)
     os.umask(umask)
+    # Through symbolic links to their targets; a path that is no regular file (/dev/null, a
+    # FIFO) is written as it is, after the others: a rename over it would replace the node.
+    files = [(Path(os.path.realpath(path)), data) for path, data in files]
+    special = [(path, data) for path, data in files if path.exists() and not path.is_file()]
+    files = [(path, data) for path, data in files if (path, data) not in special]
     try:
         for path, data in files:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -502,6 +507,9 @@ def _write_together(files: list[tuple[Path, bytes]]) -> None:
             if os.path.exists(tmp):
                 os.unlink(tmp)
         raise
+    for path, data in special:
+        with open(path, "wb") as f:
+            f.write(data)
 
 
 def _one_line(e: BaseException) -> str:

@@ -48,7 +48,17 @@ DEFAULT_READER = Path(__file__).resolve().parent / "pte_schema"
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same folder (no half files)."""
+    """Write `text` to `path` through a temporary file in the same folder (no half files).
+
+    A symbolic link is written through (its target is replaced, not the link); a path that
+    exists and is no regular file (`/dev/null`, a FIFO) is written to as it is: renaming a
+    file over it would replace the device node itself when run as root.
+    """
+    path = Path(os.path.realpath(path))
+    if path.exists() and not path.is_file():
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     umask = os.umask(0)
     os.umask(umask)
