@@ -25,11 +25,20 @@ def write_atomic(path: Path, data: str | bytes, *, encoding: str = "utf-8") -> N
     umask, read once at start-up), not `mkstemp`'s private 0600. Text is written as given
     (no newline translation).
 
+    A symbolic link is written through (its target is replaced, not the link); a path that
+    exists and is no regular file (`--json /dev/null`, a FIFO) is written to as it is: a
+    rename over it would replace the device node itself when run as root.
+
     Raises:
         OSError: the folder does not exist or the file cannot be written; the temporary
             file is removed first. Callers turn it into a FatalError naming their option.
     """
     raw = data.encode(encoding) if isinstance(data, str) else data
+    path = Path(os.path.realpath(path))
+    if path.exists() and not path.is_file():
+        with open(path, "wb") as f:
+            f.write(raw)
+        return
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as f:

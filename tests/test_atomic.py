@@ -41,3 +41,25 @@ def test_a_failed_replace_keeps_the_old_file_and_leaves_no_temporary(
 def test_a_missing_folder_is_an_os_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         write_atomic(tmp_path / "nowhere" / "x.json", "{}\n")
+
+
+def test_a_link_is_written_through_and_a_fifo_as_it_is(tmp_path: Path) -> None:
+    # A rename over the path would replace the link with a file, and a FIFO or a device node
+    # (as root, `check --json /dev/null` would replace /dev/null with a regular file).
+    import stat
+    import threading
+
+    (tmp_path / "real.json").write_text("old")
+    (tmp_path / "link.json").symlink_to("real.json")
+    write_atomic(tmp_path / "link.json", "{}\n")
+    assert (tmp_path / "link.json").is_symlink()
+    assert (tmp_path / "real.json").read_text() == "{}\n"
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    write_atomic(fifo, "[]\n")
+    reader.join(timeout=60)
+    assert got == [b"[]\n"] and stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "pipe", "real.json"]
