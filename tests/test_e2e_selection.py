@@ -146,13 +146,16 @@ def test_a_model_h_of_library_0_2_0_still_runs_with_the_kernels_of_then(
     selected = run_check(real_main.out, examples=["AddModel"], compiler="gcc-arm", run=False)
     (small,) = selected.to_dict()["examples"]
     assert example["sizes"]["flash"] > small["sizes"]["flash"] + 200_000
-    # ... and in the Dynamic one: the pinned core's 256 KiB heap holds it (236,880 B
-    # measured; the 128 KiB of the cores to 0.55.1 did not).
+    # ... but not in the Dynamic one: the loader's 256 KiB heap would hold it (236,880 B
+    # measured; the 128 KiB of the cores to 0.55.1 would not), but its upload file (793,888 B
+    # measured) is larger than the UNO Q's 786,432 B for a sketch. The README says to
+    # regenerate model.h, or pick Static.
     pinned = next(v for v in example["dynamic"]["verdicts"] if v["pinned"])
     assert pinned["loaded"] and pinned["peak_bytes"] <= pinned["heap_bytes"], pinned
-    assert status["dynamic"] == status["dynamic-run"] == "pass", status
     older = next(v for v in example["dynamic"]["verdicts"] if v["core"] == "0.55.1")
     assert not older["loaded"] and older["errno"] == 12, older
+    assert example["sizes"]["dynamic_flash"] > 786_432, example["sizes"]
+    assert status["dynamic"] == "fail", status
 
 
 def test_an_operator_the_sketch_did_not_select_is_named_at_load(
