@@ -28,16 +28,22 @@ extern "C" ET_WEAK void et_arduino_log(const char* line) {
 void et_pal_init(void) {}
 
 #if defined(__arm__)
-// errno for the C library code a sketch links itself. The kernels' math
-// (expf, tanhf, erff, tanh, ...: softmax, sigmoid, tanh, GELU, GRU, LSTM) comes
-// from the toolchain's libm, whose error paths set errno through newlib's
-// __errno() (math_err.o, math_errf.o, the w_*.o wrappers). The Dynamic link
-// mode links no C library (no -lc) and no core's firmware exports __errno
-// (generator/check/cores/), so without a definition here the board's loader
-// refuses such a sketch ("Undefined symbol __errno", rc -61) and prints
-// nothing. Weak: a definition of the sketch's or the core's wins. In both link
-// modes errno written by the code linked into the sketch is this variable,
-// not the firmware's own (no kernel reads errno).
+// __errno() for the math functions the kernels call (expf, tanhf, erff, tanh,
+// ...: softmax, sigmoid, tanh, GELU, GRU, LSTM), which come from newlib's libm
+// and whose error paths set errno through __errno() (math_err.o, math_errf.o,
+// the w_*.o wrappers). No board links one for the sketch:
+// - link_mode=static: the Arduino Zephyr core (UNO Q) compiles against
+//   picolibc, which keeps errno in a variable and has no __errno(), but links
+//   the math functions from newlib's libm_nano: without this the sketch fails
+//   to link (seen with core 0.55.2, ExecuTorch PR #21546).
+// - link_mode=dynamic: the extension links no C library (no -lc) and no
+//   core's firmware exports __errno (generator/check/cores/), so the loader
+//   refuses the sketch ("Undefined symbol __errno", rc -61) and prints nothing.
+// Here, in the platform layer every runtime link takes, rather than in an
+// archive member of its own: nothing would pull that member in, since libm's
+// references come after the library on the link line. Weak: a definition of
+// the sketch's or the core's wins. No kernel reads errno, so one int is
+// enough; it is not the errno the board's C library functions set.
 extern "C" ET_WEAK int* __errno(void) {
   static int value = 0;
   return &value;
