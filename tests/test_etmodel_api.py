@@ -246,3 +246,14 @@ def test_lastrunmicros_reads_the_platform_layers_ticks_as_microseconds() -> None
     assert ratio.split("\n}", 1)[0].strip() == "return {1000, 1};"
     etmodel = (TEMPLATE_SRC / "ETModel.h").read_text()
     assert "last_run_us_ = static_cast<unsigned long>(end - start);" in etmodel
+
+
+def test_etmodel_asks_the_fallback_flag_by_the_name_selection_defines() -> None:
+    # The OperatorMissing message says that no model.h selects kernels when the library's
+    # fallback ran: ETModel.h declares the function KernelSelection.cpp defines.
+    from generator.build.selection import FELL_BACK_SYMBOL
+
+    etmodel = (TEMPLATE_SRC / "ETModel.h").read_text()
+    assert f'extern "C" bool {FELL_BACK_SYMBOL}(void);' in etmodel
+    assert f"{FELL_BACK_SYMBOL}()) {{" in etmodel
+    assert "model.h selects no kernels" in etmodel

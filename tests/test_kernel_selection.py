@@ -154,9 +154,11 @@ SKETCH = """\
 #include <executorch/runtime/kernel/operator_registry.h>
 #include <cstdio>
 {includes}
+extern "C" bool et_arduino_kernels_fell_back(void);
 int main() {{
 #ifdef LOADS_A_METHOD
   for (const auto& k : executorch::runtime::get_registered_kernels()) std::printf("%s\\n", k.name_);
+  if (et_arduino_kernels_fell_back()) std::printf("FELL-BACK\\n");
 #endif
   return 0;
 }}
@@ -235,7 +237,8 @@ def _link_and_run(
     )  # fmt: skip
     run = subprocess.run([str(binary)], capture_output=True, text=True, check=True)
     nm = subprocess.run(["nm", "-C", str(binary)], capture_output=True, text=True, check=True)
-    return run.stdout.split(), nm.stdout
+    (tmp_path / "stdout.txt").write_text(run.stdout)  # FELL-BACK: the fallback ran
+    return [line for line in run.stdout.split() if line != "FELL-BACK"], nm.stdout
 
 
 def _model_h(*ops: str, name: str = "model_pte") -> str:
@@ -267,6 +270,15 @@ def test_a_model_calling_only_add_links_no_mul_kernel(archive: Path, tmp_path: P
     assert "aten::mul.out" not in strings and "aten::relu.out" not in strings
 
 
+def test_the_fallback_says_it_ran(archive: Path, tmp_path: Path) -> None:
+    # ETModel's OperatorMissing message asks et_arduino_kernels_fell_back(): true only when
+    # no model.h of the sketch selects kernels (a header of an old or another tool).
+    old = et_model_h.model_h(b"\x00")  # no operators: the header of library 0.2.0
+    for header, fell_back in ((_model_h("aten::add.out"), False), (old, True)):
+        _link_and_run(archive, tmp_path, {"model.h": header}, loads=True)
+        assert ("FELL-BACK" in (tmp_path / "stdout.txt").read_text().split()) is fell_back
+
+
 def test_two_models_register_the_union(archive: Path, tmp_path: Path) -> None:
     # Two model.h in one translation unit, a third in another: add, mul and a prim op.
     headers = {
@@ -280,7 +292,7 @@ def test_two_models_register_the_union(archive: Path, tmp_path: Path) -> None:
     assert "native::relu_out" not in symbols
 
 
-def test_an_old_style_model_h_registers_every_kernel(archive: Path, tmp_path: Path) -> None:
+def test_an_old_style_model_h_registers_the_kernels_of_then(archive: Path, tmp_path: Path) -> None:
     old = et_model_h.model_h(b"\x00")  # no operators: the header of library 0.2.0
     assert "et_arduino" not in old
     registered, symbols = _link_and_run(archive, tmp_path, {"model.h": old}, loads=True)
@@ -352,7 +364,10 @@ def test_the_fallback_registers_the_op_set_from_before_kernel_selection() -> Non
     )
     fallback = text.split("et_arduino_kernels_fallback(void) {", 1)[1]
     everything = text.split("et_arduino_register_all_kernels(void) {", 1)[1].split("}", 1)[0]
-    assert fallback.split("}", 1)[0].split() == ["et_arduino_register_aten_add_out();"]
+    assert fallback.split("}", 1)[0].split() == [
+        "et_arduino_kernels_note_fallback();",
+        "et_arduino_register_aten_add_out();",
+    ]
     assert everything.split() == [
         "et_arduino_register_aten_add_out();",
         "et_arduino_register_aten_addmm_out();",
@@ -385,6 +400,15 @@ KERNEL_SELECTION_CPP = """\
 // (runtime/kernel/operator_registry.cpp): the sketch's model.h files decide which
 // kernels register, and only those are linked.
 extern "C" void et_arduino_kernels_fallback(void);
+// Whether the library's fallback ran (no model.h of the sketch selects kernels):
+// ETModel's OperatorMissing message says so.
+static bool fell_back = false;
+extern "C" void et_arduino_kernels_note_fallback(void) {
+  fell_back = true;
+}
+extern "C" bool et_arduino_kernels_fell_back(void) {
+  return fell_back;
+}
 // What an operator no model.h selects calls: nothing. Each default is an alias of it.
 extern "C" void et_arduino_select_nothing(void) {}
 extern "C" void et_arduino_select_all_kernels(void) __attribute__((weak, alias("et_arduino_select_nothing")));
@@ -423,7 +447,9 @@ extern "C" void et_arduino_register_all_kernels(void) {
   et_arduino_register_aten_relu_out();
   et_arduino_register_aten_sym_size_int();
 }
+extern "C" void et_arduino_kernels_note_fallback(void);
 extern "C" void et_arduino_kernels_fallback(void) {
+  et_arduino_kernels_note_fallback();
   et_arduino_register_aten_add_out();
   et_arduino_register_aten_mul_out();
   et_arduino_register_aten_relu_out();

@@ -100,6 +100,10 @@ else:
 #: libraries before kernel selection (0.2.0 and earlier), the only ones a model.h of theirs
 #: selects nothing for and a program made for them calls.
 FALLBACK_ROOT_OPS = frozenset(PREVIOUS_ROOT_OPS)
+#: What the fallback calls to record that it ran, and what ETModel.h asks (its OperatorMissing
+#: message then says that no model.h of the sketch selects kernels).
+NOTE_FALLBACK_SYMBOL = "et_arduino_kernels_note_fallback"
+FELL_BACK_SYMBOL = "et_arduino_kernels_fell_back"
 #: Every Cortex-M operator's namespace: each was in every library's op set.
 CORTEX_M_NAMESPACE = "cortex_m::"
 #: The codegen's one registration source, which this step splits (and removes).
@@ -253,6 +257,8 @@ def _facts() -> dict[str, str]:
         ),
         "select_none": f"{et_registration.SELECT_PREFIX}nothing",
         "fallback": et_registration.FALLBACK_SYMBOL,
+        "note_fallback": NOTE_FALLBACK_SYMBOL,
+        "fell_back": FELL_BACK_SYMBOL,
         "prim_ops_function": PRIM_OPS_FUNCTION,
         "register_kernels": "::executorch::ET_RUNTIME_NAMESPACE::register_kernels",
         "everything": EVERYTHING,

@@ -55,6 +55,10 @@
 // The runtime's last "Missing operator: [i] name" log message, or "" (the
 // library's platform layer).
 extern "C" const char* et_arduino_missing_operator(void);
+// Whether the library's kernel-selection fallback ran: no model.h of the sketch
+// selects kernels, so only the operators libraries had before kernel selection
+// are registered (src/executorch/codegen/KernelSelection.cpp).
+extern "C" bool et_arduino_kernels_fell_back(void);
 
 class ETModel {
  public:
@@ -735,7 +739,15 @@ class ETModel {
     // OperatorMissing (Method::init, runtime/executor/method.cpp).
     const char* logged = et_arduino_missing_operator();
     const char* op = strstr(logged, "] ");
-    if (status == Error::OperatorMissing && op != nullptr) {
+    if (status == Error::OperatorMissing && op != nullptr &&
+        et_arduino_kernels_fell_back()) {
+      snprintf(
+          rest,
+          room,
+          ": %s not registered: model.h selects no kernels (an old or "
+          "another tool's); write it with this library's pte_to_header.py",
+          op + 2);
+    } else if (status == Error::OperatorMissing && op != nullptr) {
       snprintf(
           rest,
           room,
