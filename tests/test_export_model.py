@@ -381,3 +381,28 @@ def test_writes_go_through_links_and_into_a_fifo_as_it_is(tmp_path: Path) -> Non
     assert (tmp_path / "link.pte").is_symlink() and (tmp_path / "real.pte").read_bytes() == b"PTE"
     assert got == [b"HEADER"] and stat.S_ISFIFO(fifo.lstat().st_mode)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.pte", "model.h", "real.pte"]
+
+
+def test_int8_of_a_dynamic_program_is_refused(
+    library: Path, models: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The int8 recipe exports again at the example inputs' shapes: a saved program with a
+    # dynamic batch would come out static, and its sketch's setInput with a shape refused.
+    import export_model
+    import torch
+    from torch.export import Dim, export, save
+
+    class Double(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x * 2.0
+
+    batch = {"x": {0: Dim("batch", min=1, max=8)}}
+    save(export(Double(), (torch.ones(3, 4),), dynamic_shapes=batch), str(models / "dyn.pt2"))
+    monkeypatch.chdir(models)
+    reader = library / et_pte.LIBRARY_READER_DIR
+    args = ["--exported", "dyn.pt2", "--quantize", "int8", "--reader", str(reader), "-o", "out"]
+    assert export_model.main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --quantize int8 makes a program of static shapes, and dyn"), err
+    assert "in [1, 8]" in err and err.count("\n") == 1, err
+    assert sorted(p.name for p in models.iterdir()) == ["dyn.pt2", "user_models.py"]

@@ -605,8 +605,16 @@ def _exported(args: argparse.Namespace) -> bytes:
         ExportError: bad input, or the export failed (its first line).
     """
     model = build_model(args.model) if args.model else load_exported(Path(args.exported))
-    inputs = example_inputs(args, model)
     what = args.model or args.exported
+    dynamic = getattr(model, "range_constraints", None) if args.exported else None
+    if args.quantize == "int8" and dynamic:
+        # The int8 recipe exports the model again at the example inputs' shapes.
+        ranges = ", ".join(sorted(f"{k} in [{v.lower}, {v.upper}]" for k, v in dynamic.items()))
+        raise ExportError(
+            f"--quantize int8 makes a program of static shapes, and {what} has dynamic "
+            f"dimensions ({ranges}): export it without --quantize, or save it with static shapes"
+        )
+    inputs = example_inputs(args, model)
     try:
         if args.quantize == "int8":
             data = export_int8(model, inputs, calibration_inputs(args, inputs), args.cpu)
