@@ -406,3 +406,18 @@ def test_int8_of_a_dynamic_program_is_refused(
     assert err.startswith("error: --quantize int8 makes a program of static shapes, and dyn"), err
     assert "in [1, 8]" in err and err.count("\n") == 1, err
     assert sorted(p.name for p in models.iterdir()) == ["dyn.pt2", "user_models.py"]
+
+
+def test_a_file_where_the_output_folder_should_be_is_refused_before_the_export(
+    library: Path, models: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import export_model
+
+    (models / "out").write_text("x")
+    monkeypatch.chdir(models)
+    reader = library / et_pte.LIBRARY_READER_DIR
+    args = ["user_models:mlp", "--input-shape", "1x8", "--reader", str(reader), "-o", "out"]
+    assert export_model.main(args) == 2
+    err = capsys.readouterr().err
+    assert err == "error: cannot write out/model.pte: out is a file, not a folder\n", err
+    assert (models / "out").read_text() == "x"

@@ -391,3 +391,11 @@ def test_warns_when_the_installed_executorch_is_not_the_pin(tmp_path: Path) -> N
     )
     assert quiet.returncode == 0, quiet.stderr
     assert quiet.stderr == ""
+
+
+def test_a_file_where_the_output_folder_should_be_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    result = run(TOOLS / "pte_to_header.py", ADD_MODEL, "-o", "afile/model.h", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == "error: cannot write afile/model.h: afile is a file, not a folder\n"
+    assert (tmp_path / "afile").read_text() == "x"

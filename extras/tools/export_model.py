@@ -644,6 +644,10 @@ def _run(args: argparse.Namespace) -> int:
             parse_input_spec(spec)  # shape syntax before the slow imports
     pte = args.pte or args.output_dir / MODEL_PTE
     header_path = args.header or args.output_dir / et_model_h.MODEL_HEADER
+    for path in (pte, header_path):  # before the export, which takes a while
+        folder = next((p for p in path.parents if p.exists()), None)
+        if folder is not None and not folder.is_dir():
+            raise ExportError(f"cannot write {path}: {folder} is a file, not a folder")
     reader = args.reader or (
         pte_to_header.DEFAULT_READER if pte_to_header.DEFAULT_READER.is_dir() else None
     )
@@ -683,7 +687,10 @@ def _run(args: argparse.Namespace) -> int:
     except pte_to_header.Refused as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    _write_together([(pte, data), (header_path, header.text.encode("utf-8"))])
+    try:
+        _write_together([(pte, data), (header_path, header.text.encode("utf-8"))])
+    except OSError as e:
+        raise ExportError(f"cannot write {e.filename or pte}: {e.strerror or e}") from None
     kind = f"int8 for the {args.cpu}" if args.quantize else "float, portable kernels"
     print(f"{pte}: {len(data)} bytes, {kind}, exported from {what}")
     if header.library is None:

@@ -435,7 +435,14 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(text)
     else:
         out = Path(args.output)
-        write_atomically(out, text)
+        folder = next((p for p in out.parents if p.exists()), None)
+        try:
+            if folder is not None and not folder.is_dir():
+                raise NotADirectoryError(f"{folder} is a file, not a folder")
+            write_atomically(out, text)
+        except OSError as e:
+            print(f"error: cannot write {out}: {e.strerror or e}", file=sys.stderr)
+            return 1
         print(f"{out}: {args.name}[{len(data)}] from {args.pte.name}{summary}")
     return 0
 

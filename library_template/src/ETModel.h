@@ -603,8 +603,8 @@ class ETModel {
         snprintf(
             error_,
             sizeof(error_),
-            "setInput: input %lu dim %lu is %lu, at most %lu (the size the "
-            "exporter planned; export with a larger Dim max)",
+            "setInput: input %lu dim %lu is %lu, at most %lu (the largest the "
+            "exporter planned)",
             static_cast<unsigned long>(index),
             static_cast<unsigned long>(d),
             static_cast<unsigned long>(size),
