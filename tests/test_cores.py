@@ -101,8 +101,9 @@ def test_the_section_names_the_stand_in_when_the_installed_core_was_not_read(
     assert linkmodes.unchecked_sentence().endswith(
         "and later) were not checked: their loader's source could not be read. The library's "
         "CI installs 0.90.0; `main@177dcef6` (pinned) is the loader the check judges in its "
-        "place: the newest loader read, from which 0.90.0 descends, with the 256 KiB LLEXT "
-        "heap 0.90.0 reports (262,144 B of RAM)."
+        "place: the newest loader read, which 0.90.0 was released after on the same main "
+        "line (its tag's commit is unread), with the 256 KiB LLEXT heap 0.90.0 reports "
+        "(262,144 B of RAM)."
     )
     monkeypatch.setattr(linkmodes, "INSTALLED_CORE", "0.55.0")
     assert linkmodes.unchecked_sentence().endswith("source could not be read.")

@@ -62,7 +62,8 @@ INSTALLED_CORE = "0.90.0"
 #: and that `INSTALLED_CORE` descends from stands in for it, and the link-modes section says
 #: so (every other row is still reported). `main@177dcef6` stands in for 0.90.0, whose tag's
 #: commit no source gave:
-#: - 0.90.0 descends from it: 0.90.0 appears after 2026-07-08 (`UNREAD`: PR #552 of
+#: - 0.90.0 is taken to descend from it (inferred; the tag's commit is unread): 0.90.0 appears
+#:   after 2026-07-08 (`UNREAD`: PR #552 of
 #:   2026-07-23), later than 177dcef6 (2026-06-30), and releases are cut from `main` (every
 #:   tag from 0.51.0 to 0.55.1 is an ancestor of 177dcef6 in the fork's snapshot).
 #: - 0.90.0 has PR #511's 256 KiB heap: arduino-cli reports 262,144 B of RAM for 0.90.0
@@ -80,8 +81,8 @@ PINNED_CORE = "main@177dcef6"
 #: Why `PINNED_CORE` stands in for `INSTALLED_CORE` (the link-modes section's last sentence
 #: says it when the installed core was not read; the reasons are in `PINNED_CORE`'s comment).
 STAND_IN_REASON = (
-    "the newest loader read, from which 0.90.0 descends, with the 256 KiB LLEXT heap 0.90.0 "
-    "reports (262,144 B of RAM)"
+    "the newest loader read, which 0.90.0 was released after on the same main line (its tag's "
+    "commit is unread), with the 256 KiB LLEXT heap 0.90.0 reports (262,144 B of RAM)"
 )
 #: The Cortex-M33's SRAM (Zephyr `dts/arm/st/u5/stm32u585Xi.dtsi`: sram0 at 0x20000000, 768
 #: KiB) and the firmware's flash (the loader at the start of the 2 MiB flash at 0x08000000):
