@@ -53,8 +53,9 @@ def _assert_library(result: BuildResult) -> None:
     assert len(shipped) == result.op_sources + sum("cortex_m" in f for f in shipped)
     for op_file in shipped:
         text = (lib / op_file).read_text()
-        defined = set(re.findall(r"(?:[&>]|\bvoid)\s*(\w+_out)\s*\(", text))
-        defined |= set(re.findall(r"\(\s*(\w+_out)\s*,", text))
+        # Kernel functions end in _out, or _values (topk's `topk_values`, functions.yaml).
+        defined = set(re.findall(r"(?:[&>]|\bvoid)\s*(\w+_(?:out|values))\s*\(", text))
+        defined |= set(re.findall(r"\(\s*(\w+_(?:out|values))\s*,", text))
         assert any(f"{name}(" in registration for name in defined), op_file
     assert not [f for f in files if f.endswith("_aten.cpp") and not f.endswith("_exec_aten.cpp")]
     assert not [f for f in files if re.search(r"(^|/)(test|tests|testing|testing_util)/", f)]
