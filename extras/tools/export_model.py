@@ -47,7 +47,6 @@ import io
 import logging
 import os
 import sys
-import tempfile
 import traceback
 import warnings
 from collections.abc import Callable, Sequence
@@ -481,35 +480,9 @@ def export_int8(
 # Writing
 
 
-def _write_together(files: list[tuple[Path, bytes]]) -> None:
-    """Write every (path, data) through a temporary file in its folder, then rename them all:
-    a failure before the renames leaves no file written or changed."""
-    temps: list[tuple[str, Path]] = []
-    umask = os.umask(0)
-    os.umask(umask)
-    # Through symbolic links to their targets; a path that is no regular file (/dev/null, a
-    # FIFO) is written as it is, after the others: a rename over it would replace the node.
-    files = [(Path(os.path.realpath(path)), data) for path, data in files]
-    special = [(path, data) for path, data in files if path.exists() and not path.is_file()]
-    files = [(path, data) for path, data in files if (path, data) not in special]
-    try:
-        for path, data in files:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-            temps.append((tmp, path))
-            with os.fdopen(fd, "wb") as f:
-                os.fchmod(f.fileno(), 0o666 & ~umask)  # as open() would make it, not 0600
-                f.write(data)
-        for tmp, path in temps:
-            os.replace(tmp, path)
-    except BaseException:
-        for tmp, _ in temps:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        raise
-    for path, data in special:
-        with open(path, "wb") as f:
-            f.write(data)
+#: Write the .pte and model.h together (no half files; links and special files as
+#: pte_to_header writes them).
+_write_together = pte_to_header.write_together
 
 
 def _one_line(e: BaseException) -> str:
@@ -645,8 +618,7 @@ def _run(args: argparse.Namespace) -> int:
     pte = args.pte or args.output_dir / MODEL_PTE
     header_path = args.header or args.output_dir / et_model_h.MODEL_HEADER
     for path in (pte, header_path):  # before the export, which takes a while
-        folder = next((p for p in path.parents if p.exists()), None)
-        if folder is not None and not folder.is_dir():
+        if (folder := pte_to_header.file_in_the_way(path)) is not None:
             raise ExportError(f"cannot write {path}: {folder} is a file, not a folder")
     reader = args.reader or (
         pte_to_header.DEFAULT_READER if pte_to_header.DEFAULT_READER.is_dir() else None

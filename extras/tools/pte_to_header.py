@@ -47,30 +47,53 @@ import et_registration
 DEFAULT_READER = Path(__file__).resolve().parent / "pte_schema"
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same folder (no half files).
+def write_together(files: list[tuple[Path, bytes]]) -> None:
+    """Write every (path, data) through a temporary file in its folder, then rename them all:
+    a failure before the renames leaves no file written or changed (no half files).
 
     A symbolic link is written through (its target is replaced, not the link); a path that
-    exists and is no regular file (`/dev/null`, a FIFO) is written to as it is: renaming a
-    file over it would replace the device node itself when run as root.
+    exists and is no regular file (`/dev/null`, a FIFO) is written to as it is, after the
+    others: renaming a file over it would replace the node itself (as root, /dev/null).
+
+    Raises:
+        OSError: a folder cannot be made or a file written; the temporary files are removed.
     """
-    path = Path(os.path.realpath(path))
-    if path.exists() and not path.is_file():
-        with open(path, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
+    temps: list[tuple[str, Path]] = []
     umask = os.umask(0)
     os.umask(umask)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    files = [(Path(os.path.realpath(path)), data) for path, data in files]
+    special = [(path, data) for path, data in files if path.exists() and not path.is_file()]
+    files = [(path, data) for path, data in files if (path, data) not in special]
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            os.fchmod(f.fileno(), 0o666 & ~umask)  # as open() would make it, not 0600
-            f.write(text)
-        os.replace(tmp, path)
+        for path, data in files:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+            temps.append((tmp, path))
+            with os.fdopen(fd, "wb") as f:
+                os.fchmod(f.fileno(), 0o666 & ~umask)  # as open() would make it, not 0600
+                f.write(data)
+        for tmp, path in temps:
+            os.replace(tmp, path)
     except BaseException:
-        os.unlink(tmp)
+        for tmp, _ in temps:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
         raise
+    for path, data in special:
+        with open(path, "wb") as f:
+            f.write(data)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write `text` (UTF-8, newlines as given) to `path` as `write_together` does."""
+    write_together([(path, text.encode("utf-8"))])
+
+
+def file_in_the_way(path: Path) -> Path | None:
+    """The nearest existing parent of `path` when it is a file, not a folder, else None: the
+    reason `path` cannot be written, found before any work is done."""
+    folder = next((p for p in path.parents if p.exists()), None)
+    return folder if folder is not None and not folder.is_dir() else None
 
 
 class Refused(Exception):
@@ -435,9 +458,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(text)
     else:
         out = Path(args.output)
-        folder = next((p for p in out.parents if p.exists()), None)
         try:
-            if folder is not None and not folder.is_dir():
+            if (folder := file_in_the_way(out)) is not None:
                 raise NotADirectoryError(f"{folder} is a file, not a folder")
             write_atomically(out, text)
         except OSError as e:
