@@ -303,16 +303,18 @@ def _compiler(compiler: Compiler) -> dict[str, Any]:
 
 
 def _budget_flags(board: Board) -> tuple[str, ...]:
-    """The link's budgets: the emulated memory's lengths are `board`'s flash and RAM
-    (`__board_flash_bytes`, `__board_ram_bytes` of the board's `.ld`), so a sketch that does
-    not fit fails to link as on the board. None for the UNO Q: mps2_an505.ld's defaults are
-    its budgets, and its link line stays the one it always was."""
+    """The run link's budget: the emulated RAM's length is `board`'s RAM
+    (`__board_ram_bytes` of the board's `.ld`), so the sketch's heap (its arena) has what
+    the board leaves it. The flash is not: the run link carries newlib's C library (printf,
+    string functions: about 35 KB), which on the board is the firmware's, so a sketch that
+    fits the board would overflow it (AddModel on the UNO R4 WiFi: 37,264 B over its
+    122,880). The flash budget is judged on the size link (`sizes.measure_elf`, which takes
+    those functions from the firmware as the board's link does) by the sizes stage. None
+    for the UNO Q: mps2_an505.ld's defaults are its budgets, and its link line stays the one
+    it always was."""
     if board == UNO_Q:
         return ()
-    return (
-        f"-Wl,--defsym=__board_flash_bytes={board.flash_bytes}",
-        f"-Wl,--defsym=__board_ram_bytes={board.ram_bytes}",
-    )
+    return (f"-Wl,--defsym=__board_ram_bytes={board.ram_bytes}",)
 
 
 def _gcc_arm(board: Board) -> GccToolchain:
