@@ -39,6 +39,8 @@ class Board:
         emulator: the `EMULATORS` key the check runs it on; None: compiled and sized only.
         llext_heap_bytes: the Dynamic mode's LLEXT heap, bytes; None: unknown (the Dynamic
             verdict is then "unknown", never a pass).
+        macro: the macro the board's core defines on every compile (`ARDUINO_UNO_Q`; see
+            `ZephyrBoard.macro`), which a sketch tests to refuse the board (`generator.fit`).
     """
 
     name: str
@@ -50,6 +52,7 @@ class Board:
     cpu: str
     emulator: str | None
     llext_heap_bytes: int | None
+    macro: str = ""
 
 
 UNO_Q = Board(
@@ -64,6 +67,8 @@ UNO_Q = Board(
     # variants/arduino_uno_q_stm32u585xx/*.conf CONFIG_LLEXT_HEAP_SIZE=256 (PR #511; see
     # generator/check/cores.py, whose pinned core's heap the Dynamic verdict of the UNO Q uses).
     llext_heap_bytes=256 * 1024,
+    # boards.txt@03c7e065 unoq.build.board=UNO_Q (see ZephyrBoard.macro).
+    macro="ARDUINO_UNO_Q",
 )
 
 #: The boards CI's matrix runs on every change (generator/workflows.py renders its keys):
@@ -117,6 +122,8 @@ BOARDS: dict[str, Board] = {"unoq": UNO_Q}
 #:   `-mcpu=cortex-m4 -mthumb -mabi=aapcs -mfpu=fpv4-sp-d16 -mfloat-abi=hard`); both also
 #:   pass `-mlong-calls`, `-mfp16-format=ieee` and `-mtp=soft`, which are not CPU selection
 #:   and stay out of `cpu_flags`.
+#: - build.board (each row's `build_board`, whence its compile macro `ZephyrBoard.macro`):
+#:   boards.txt `<key>.build.board`, which platform.txt passes as `-DARDUINO_{build.board}`.
 #: - emulator: a QEMU machine whose CPU runs code built with the row's flags
 #:   (generator/check/arduino_core/board/<machine file>.c/.ld): Cortex-M33 on mps2-an505,
 #:   Cortex-M7 on mps2-an500, Cortex-M4 on mps2-an386, Cortex-M55/M85 on mps3-an547; none for
@@ -173,6 +180,8 @@ class ZephyrBoard:
             None when the variant's configuration was not read.
         emulator: the `EMULATORS` key the check runs it on; None: compiled and sized only.
         source: the files (and commits) every figure of the row was read from.
+        build_board: boards.txt `<key>.build.board` (`GIGA`); the core's compile macro is
+            `ARDUINO_<build_board>` (`macro`).
     """
 
     key: str
@@ -188,6 +197,19 @@ class ZephyrBoard:
     llext_heap_bytes: int | None
     emulator: str | None
     source: str
+    build_board: str
+
+    @property
+    def macro(self) -> str:
+        """The macro arduino:zephyr defines when it compiles for this board, `ARDUINO_` and
+        boards.txt's `build.board` (`ARDUINO_GIGA`; the UNO R4 WiFi's `build.board` already
+        starts with `ARDUINO_`, so its macro is `ARDUINO_ARDUINO_UNO_R4_WIFI`).
+
+        Source: the core's platform.txt passes `-DARDUINO_{build.board}` in its compile
+        recipes (the C and C++ patterns, lines 73 and 76), and `build.board` is each row's of
+        `ZEPHYR_CORE_BOARDS_TXT` (arduino/ArduinoCore-zephyr boards.txt@03c7e065).
+        """
+        return f"ARDUINO_{self.build_board}"
 
     def fqbn(self, link_mode: str = "static") -> str:
         """arduino-cli's FQBN for `link_mode` (one of `LINK_MODES`).
@@ -206,7 +228,7 @@ class ZephyrBoard:
             return None
         return Board(self.name, self.fqbn(link_mode), self.flash_bytes, self.ram_bytes,
                      self.cpu_flags, self.key, self.cpu, self.emulator,
-                     self.llext_heap_bytes)  # fmt: skip
+                     self.llext_heap_bytes, self.macro)  # fmt: skip
 
 
 _K = 1024
@@ -238,6 +260,7 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             "STM32H747 (M7 core)", "cortex-m7", _M7, _M7_NOTE,
             0x120000, 256 * _K, 256 * _K, "mps2-an500",
             _src("arduino_giga_r1_stm32h747xx_m7", "heap in CONFIG_LLEXT_HEAP_REGION SRAM1"),
+            build_board="GIGA",
         ),
         ZephyrBoard(
             "nano33ble", "Arduino Nano 33 BLE", "arduino_nano_33_ble_nrf52840_sense",
@@ -245,6 +268,7 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             _NRF52 + "; variant CONFIG_FPU=y",
             0x88000, 128 * _K, 128 * _K, "mps2-an386",
             _src("arduino_nano_33_ble_nrf52840_sense"),
+            build_board="NANO33BLE",
         ),
         ZephyrBoard(
             "ek_ra8d1", "Renesas RA8D1 EK", "ek_ra8d1_r7fa8d1bhecbd", "ek_ra8d1",
@@ -257,6 +281,7 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             "double-precision FPU, no MVE)",
             56 * _K, 32 * _K, 32 * _K, "mps3-an547",
             _src("ek_ra8d1_r7fa8d1bhecbd", "heap: loader/prj.conf (the variant sets none)"),
+            build_board="EK_RA8D1",
         ),
         ZephyrBoard(
             "frdm_mcxn947", "NXP FRDM MCXN947", "frdm_mcxn947_mcxn947_cpu0",
@@ -268,18 +293,21 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             "CONFIG_FPU, so no -mfpu and the soft float ABI",
             56 * _K, 32 * _K, 32 * _K, "mps2-an505",
             _src("frdm_mcxn947_mcxn947_cpu0", "heap: loader/prj.conf (the variant sets none)"),
+            build_board="FRDM_MCXN947",
         ),
         ZephyrBoard(
             "portentah7", "Arduino Portenta H7", "arduino_portenta_h7_stm32h747xx_m7",
             "arduino_portenta_h7@1.0.0//m7", "STM32H747 (M7 core)", "cortex-m7", _M7, _M7_NOTE,
             0x120000, 256 * _K, 256 * _K, "mps2-an500",
             _src("arduino_portenta_h7_stm32h747xx_m7", "heap in CONFIG_LLEXT_HEAP_REGION SRAM1"),
+            build_board="PORTENTA_H7_M7",
         ),
         ZephyrBoard(
             "nicla_vision", "Arduino Nicla Vision", "arduino_nicla_vision_stm32h747xx_m7",
             "arduino_nicla_vision//m7", "STM32H747 (M7 core)", "cortex-m7", _M7, _M7_NOTE,
             0x120000, 256 * _K, 256 * _K, "mps2-an500",
             _src("arduino_nicla_vision_stm32h747xx_m7", "heap in CONFIG_LLEXT_HEAP_REGION SRAM1"),
+            build_board="NICLA_VISION",
         ),
         ZephyrBoard(
             "frdm_rw612", "NXP FRDM RW612", "frdm_rw612_rw612", "frdm_rw612", "RW612",
@@ -288,6 +316,7 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             "ARMV8_M_DSP, so gcc-m-cpu.cmake gives cortex-m33+nodsp; variant CONFIG_FPU=y",
             3 * _K * _K - 0x3000, 32 * _K, 32 * _K, "mps2-an505",
             _src("frdm_rw612_rw612", "heap: loader/prj.conf (the variant sets none)"),
+            build_board="FRDM_RW612",
         ),
         ZephyrBoard(
             "nicla_sense", "Arduino Nicla Sense ME", "arduino_nicla_sense_me_nrf52832",
@@ -298,6 +327,7 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             "soft float ABI",
             0x10000, 15 * _K, 15 * _K, "mps2-an386",
             _src("arduino_nicla_sense_me_nrf52832"),
+            build_board="NICLA_SENSE_ME",
         ),
         ZephyrBoard(
             "portentac33", "Arduino Portenta C33", "arduino_portenta_c33_r7fa6m5bh3cfc",
@@ -306,6 +336,7 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             "CPU_HAS_FPU, FPU; variant CONFIG_FPU=y",
             1024 * _K, 128 * _K, 128 * _K, "mps2-an505",
             _src("arduino_portenta_c33_r7fa6m5bh3cfc"),
+            build_board="PORTENTA_C33",
         ),
         ZephyrBoard(
             "unor4wifi", "Arduino UNO R4 WiFi", "arduino_uno_r4_r7fa4m1ab3cfm",
@@ -318,12 +349,14 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             "variants/arduino_uno_r4_r7fa4m1ab3cfm/ .conf and .overlay@81da6a00 (no upstream "
             "snapshot holds it), which agree: CONFIG_LLEXT_HEAP_SIZE=16, CONFIG_FPU=y, "
             "user_sketch 120 KiB at 0x22000",
+            build_board="ARDUINO_UNO_R4_WIFI",
         ),
         ZephyrBoard(
             "opta", "Arduino Opta", "arduino_opta_stm32h747xx_m7", "arduino_opta//m7",
             "STM32H747 (M7 core)", "cortex-m7", _M7, _M7_NOTE,
             0x120000, 256 * _K, 256 * _K, "mps2-an500",
             _src("arduino_opta_stm32h747xx_m7", "heap in CONFIG_LLEXT_HEAP_REGION SRAM1"),
+            build_board="OPTA",
         ),
         ZephyrBoard(
             "nano_matter", "Arduino Nano Matter", "arduino_nano_matter_mgm240sd22vna",
@@ -335,6 +368,7 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             _src("arduino_nano_matter_mgm240sd22vna",
                  "flash: the overlay makes user_sketch the Zephyr board's slot1_partition, "
                  "0xB8000 in boards/arduino/nano_matter/arduino_nano_matter.dts (72e1f28e)"),
+            build_board="ARDUINO_NANO_MATTER",
         ),
         ZephyrBoard(
             "unoq", "Arduino UNO Q", "arduino_uno_q_stm32u585xx", "arduino_uno_q",
@@ -345,6 +379,7 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             _src("arduino_uno_q_stm32u585xx", "flash and RAM: UNO_Q above (arduino-cli output); "
                  "heap 256 KiB from PR #511, 128 KiB in every release to 0.55.1 "
                  "(generator/check/cores.py)"),
+            build_board="UNO_Q",
         ),
         ZephyrBoard(
             "nano_connect", "Arduino Nano RP2040 Connect", "arduino_nano_connect_rp2040",
@@ -354,6 +389,7 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             "Kconfig was not read); the Cortex-M0+ has no FPU",
             0x20000, 64 * _K, 64 * _K, None,
             _src("arduino_nano_connect_rp2040"),
+            build_board="NANO_RP2040_CONNECT",
         ),
         ZephyrBoard(
             "ventunoq", "Arduino Ventuno Q", "arduino_ventuno_q_stm32h5f5xx", "arduino_ventuno_q",
@@ -366,6 +402,7 @@ ZEPHYR_BOARDS: dict[str, ZephyrBoard] = {
             "arduino_ventuno_q_stm32h5f5xx.conf@f0537655. Disagrees with the variant: its "
             ".overlay@0d87580e has a 1 MiB user_sketch and its heap is 256 KiB, which build.sh "
             "would turn into 1,048,576 and 262,144",
+            build_board="VENTUNO_Q",
         ),
     )
 }  # fmt: skip

@@ -84,6 +84,23 @@ def test_the_uno_q_row_is_the_check_s_uno_q() -> None:
     assert row.fqbn() == UNO_Q.fqbn
 
 
+def test_each_board_has_the_compile_macro_of_its_boards_txt_build_board() -> None:
+    # boards.txt@03c7e065 build.board, passed by platform.txt as -DARDUINO_{build.board}.
+    assert {key: b.macro for key, b in ZEPHYR_BOARDS.items()} == {
+        "giga": "ARDUINO_GIGA", "nano33ble": "ARDUINO_NANO33BLE",
+        "ek_ra8d1": "ARDUINO_EK_RA8D1", "frdm_mcxn947": "ARDUINO_FRDM_MCXN947",
+        "portentah7": "ARDUINO_PORTENTA_H7_M7", "nicla_vision": "ARDUINO_NICLA_VISION",
+        "frdm_rw612": "ARDUINO_FRDM_RW612", "nicla_sense": "ARDUINO_NICLA_SENSE_ME",
+        "portentac33": "ARDUINO_PORTENTA_C33", "unor4wifi": "ARDUINO_ARDUINO_UNO_R4_WIFI",
+        "opta": "ARDUINO_OPTA", "nano_matter": "ARDUINO_ARDUINO_NANO_MATTER",
+        "unoq": "ARDUINO_UNO_Q", "nano_connect": "ARDUINO_NANO_RP2040_CONNECT",
+        "ventunoq": "ARDUINO_VENTUNO_Q",
+    }  # fmt: skip
+    r4 = ZEPHYR_BOARDS["unor4wifi"].budget()
+    assert r4 is not None and r4.macro == "ARDUINO_ARDUINO_UNO_R4_WIFI"
+    assert UNO_Q.macro == "ARDUINO_UNO_Q"
+
+
 def test_budget_is_none_when_flash_or_ram_is_unknown() -> None:
     giga = ZEPHYR_BOARDS["giga"]
     assert replace(giga, ram_bytes=None).budget() is None
