@@ -85,12 +85,14 @@ COMMON_LDFLAGS = (
 )
 STRIP_TOOL = "arm-none-eabi-strip"
 #: The objects of the emulated board's own half: the firmware in the Dynamic mode.
-#: Each emulator's board file (`generator.boards.EMULATORS`); a link holds one of them.
+#: Each emulator's board file (`generator.boards.EMULATORS`) and each compile-only one
+#: (`toolchains.COMPILE_ONLY_BOARD_FILES`); a link holds one of them.
 FIRMWARE_OBJECTS = (
     "mps2_an505.c.o",
     "mps2_an386.c.o",
     "mps2_an500.c.o",
     "mps3_an547.c.o",
+    "armv6m.c.o",
     "printf_c99.c.o",
 )
 #: What the check's core calls of its board half (board/mps2_an505.c): stand-ins for the

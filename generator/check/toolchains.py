@@ -280,16 +280,25 @@ def lost_message(lost: str) -> str:
     )
 
 
+#: The board halves of the boards no emulator runs, by CPU (`Board.cpu`): compiled, linked
+#: and sized, never booted (`arduino_core/board/armv6m.c`, `.ld`: the Cortex-M0+'s ARMv6-M).
+COMPILE_ONLY_BOARD_FILES = {"cortex-m0plus": "armv6m"}
+
+
 def board_file(board: Board) -> str:
-    """The stem of `board`'s emulated board half (`arduino_core/board/<stem>.c` and `.ld`):
-    its emulator's (`generator.boards.EMULATORS`).
+    """The stem of `board`'s board half (`arduino_core/board/<stem>.c` and `.ld`): its
+    emulator's (`generator.boards.EMULATORS`), else its CPU's compile-only one
+    (`COMPILE_ONLY_BOARD_FILES`).
 
     Raises:
-        ValueError: `board` has no emulator (its firmware has no board half to link).
+        ValueError: `board` has no emulator and its CPU no compile-only board half.
     """
-    if board.emulator is None:
+    if board.emulator is not None:
+        return EMULATORS[board.emulator].board_file
+    stem = COMPILE_ONLY_BOARD_FILES.get(board.cpu)
+    if stem is None:
         raise ValueError(f"{board.name} ({board.cpu}) has no emulator and no board half")
-    return EMULATORS[board.emulator].board_file
+    return stem
 
 
 def _board_sources(board_dir: Path, stem: str = "mps2_an505") -> tuple[Path, ...]:
