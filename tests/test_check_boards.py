@@ -44,12 +44,12 @@ def test_the_uno_q_link_line_is_unchanged_and_another_board_links_its_budgets() 
     # The run link carries newlib (the board's firmware's on the board): only its RAM is
     # the board's; the flash budget is the sizes stage's, on the size link.
     assert not [a for a in gcc.link if "__board_flash_bytes" in a]
-    assert "-Wl,--defsym=__board_ram_bytes=16384" in gcc.link
+    assert "-Wl,--defsym=__board_ram_bytes=32768" in gcc.link  # 16 KiB + the stack
     assert [p.name for p in gcc.variant_sources] == ["new.cpp", "mps2_an386.c", "printf_c99.c"]
     c33 = select_toolchain("gcc-arm", check_boards()["portentac33"])
     assert isinstance(c33, toolchains.GccToolchain)
     assert [p.name for p in c33.variant_sources][1] == "mps2_an505.c"
-    assert "-Wl,--defsym=__board_ram_bytes=131072" in c33.link
+    assert "-Wl,--defsym=__board_ram_bytes=147456" in c33.link
 
 
 def test_another_boards_dynamic_verdict_takes_the_pinned_loader_with_its_heap() -> None:

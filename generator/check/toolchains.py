@@ -311,11 +311,20 @@ def _compiler(compiler: Compiler) -> dict[str, Any]:
     return {f.name: getattr(compiler, f.name) for f in fields(Compiler)}
 
 
+#: The stack the emulated board gives the sketch above its RAM budget (the `.ld` files'
+#: `STACK_SIZE`): on the board `setup()` and `loop()` run on the firmware's main thread, whose
+#: stack is the firmware's, not part of the RAM arduino-cli counts for the sketch
+#: (`upload.maximum_data_size`, `generator.boards`); the size of that stack on each variant
+#: was not read, and the check gives every board this one.
+STACK_BYTES = 16 * 1024
+
+
 def _budget_flags(board: Board) -> tuple[str, ...]:
-    """The run link's budget: the emulated RAM's length is `board`'s RAM
-    (`__board_ram_bytes` of the board's `.ld`), so the sketch's heap (its arena) has what
-    the board leaves it. The flash is not: the run link carries newlib's C library (printf,
-    string functions: about 35 KB), which on the board is the firmware's, so a sketch that
+    """The run link's budget: the emulated RAM's length is `board`'s RAM plus the stack
+    (`STACK_BYTES`; `__board_ram_bytes` of the board's `.ld`), so the sketch's globals and
+    heap (its arena comes from malloc) have the board's RAM and no more. The flash is not:
+    the run link carries newlib's C library (printf, string functions: about 35 KB), which
+    on the board is the firmware's, so a sketch that
     fits the board would overflow it (AddModel on the UNO R4 WiFi: 37,264 B over its
     122,880). The flash budget is judged on the size link (`sizes.measure_elf`, which takes
     those functions from the firmware as the board's link does) by the sizes stage. None
@@ -323,7 +332,7 @@ def _budget_flags(board: Board) -> tuple[str, ...]:
     it always was."""
     if board == UNO_Q:
         return ()
-    return (f"-Wl,--defsym=__board_ram_bytes={board.ram_bytes}",)
+    return (f"-Wl,--defsym=__board_ram_bytes={board.ram_bytes + STACK_BYTES}",)
 
 
 def _gcc_arm(board: Board) -> GccToolchain:
