@@ -3,6 +3,11 @@
 `.pte` the ref ships under `examples/arduino/examples/<Example>/`, and KeywordSpotting's MFCC
 inputs are copied from there.
 `.pth` and `.pte` files never land in the library.
+
+A sketch with a board-fit block (`generator.fit`: KeywordSpotting and AddModel, which malloc
+their model's arena) gets it written from the model.h it ships: the boards whose RAM for a
+sketch is smaller than the arena, and one `#error` per such board, so the sketch stops at
+compile time on them (issue 19). The text depends only on model.h and the board table.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator import data_dir
+from generator import data_dir, fit
 from generator.atomic import write_atomic
 from generator.build.models import TOOLS_DIR, ops_in_pte, write_model_header
 from generator.cache import StepCache, code_version, tree_hash
@@ -140,6 +145,9 @@ def write_examples(
     shipped tools' code (the `model.h` codec) and this step's code; a warm build writes the
     cached text.
 
+    Then each sketch's board-fit block is written from that model.h's arena
+    (`fit.render_fit`).
+
     Raises:
         FatalError: when our sketch for an example is missing or a .pte is unreadable.
     """
@@ -151,9 +159,22 @@ def write_examples(
         dest = library / "examples" / plan.name
         shutil.copytree(template, dest)
         _write_model_header(plan, dest / MODEL_HEADER, reader, made_by, steps)
+        _write_fit(dest / f"{plan.name}.ino", plan.name, dest / MODEL_HEADER)
         for pattern in EXAMPLE_DATA.get(plan.name, ()):
             for data in sorted((root / REF_EXAMPLES / plan.name).glob(pattern)):
                 shutil.copyfile(data, dest / data.name)
+
+
+def _write_fit(sketch: Path, example: str, header: Path) -> None:
+    """Write the board-fit block of `sketch` (when it has one) from `header`'s arena."""
+    text = sketch.read_text(encoding="utf-8")
+    if not fit.has_block(text):
+        return
+    try:
+        arena = fit.arena_bytes(header.read_text(encoding="utf-8"))
+    except ValueError as e:
+        raise FatalError(f"{example}: {header}: {e}") from None
+    write_atomic(sketch, fit.render_fit(text, example, arena))
 
 
 def _tools_digest() -> str:

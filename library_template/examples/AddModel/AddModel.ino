@@ -9,6 +9,11 @@
 // writes here what each core's loader does with this sketch). If the board
 // prints nothing, pick Tools > Link mode > Static.
 // link-modes: end
+//
+// board-fit: begin (written by the build from model.h's arena; do not edit)
+// Board fit: written here by the build from model.h's arena
+// (model_pte_arena_bytes).
+// board-fit: end
 
 #include <ETModel.h>
 
