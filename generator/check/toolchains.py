@@ -335,11 +335,22 @@ def _budget_flags(board: Board) -> tuple[str, ...]:
     return (f"-Wl,--defsym=__board_ram_bytes={board.ram_bytes + STACK_BYTES}",)
 
 
+def board_defines(board: Board) -> tuple[str, ...]:
+    """The board's macro as the core defines it on every compile (`-D<Board.macro>`:
+    platform.txt's `-DARDUINO_{build.board}`, see `ZephyrBoard.macro`), so a sketch that
+    refuses the board (`generator.fit`) stops there as it does under arduino-cli. None for
+    the UNO Q (`()`): its compile line stays the one it always was (no source of the library
+    or the check's core tests `ARDUINO_UNO_Q`), nor for a board without a macro."""
+    if board == UNO_Q or not board.macro:
+        return ()
+    return (f"-D{board.macro}",)
+
+
 def _gcc_arm(board: Board) -> GccToolchain:
     board_dir = CORE_DIR / "board"
     stem = board_file(board)
     return GccToolchain(
-        **_compiler(arm_gcc(board.cpu_flags)),
+        **_compiler(arm_gcc(board.cpu_flags, board_defines(board))),
         name="gcc-arm",
         core_sources=(*CORE_SOURCES, board_dir / "abi.cpp", *_board_sources(board_dir, stem)),
         variant_sources=_board_sources(board_dir, stem),

@@ -42,7 +42,12 @@ from generator.atomic import write_atomic
 from generator.boards import EMULATORS, UNO_Q, Board, check_boards
 from generator.cache import objects_dir
 from generator.check.arena import arena_stage, host_arena_limit, parse_arena
-from generator.check.compile import CompileResult, compile_example
+from generator.check.compile import (
+    CompileResult,
+    after_refusal,
+    compile_example,
+    expected_refusal,
+)
 from generator.check.dynamic import dynamic_stage
 from generator.check.dynamic_run import dynamic_run_stage
 from generator.check.expected import Expected, read_expected
@@ -450,9 +455,15 @@ def _check_example(
     if expected is None:
         expected = read_expected(library / plan.sketch_dir)
 
-    # Stage 2: compile (and stage 3: sizes) with the chosen back end.
-    built = compile_example(toolchain, plan, work / name / toolchain.name, cache)
+    # Stage 2: compile (and stage 3: sizes) with the chosen back end. A sketch that does not
+    # fit the board must stop with its own #error (generator/fit.py); then nothing else runs.
+    refusal = expected_refusal(toolchain, plan, board)
+    built = compile_example(toolchain, plan, work / name / toolchain.name, cache, refusal)
     report.stages.append(built.stage)
+    if built.refused:
+        report.stages += after_refusal(board.name, run)
+        report.seconds = time.monotonic() - start
+        return report
     if built.build.ok and built.build.binary is not None:
         if built.build.size_report:
             report.sizes = parse_arduino_cli(built.build.size_report, board)

@@ -58,7 +58,8 @@ class Compiler:
 
     Attributes:
         cc, cxx: C and C++ compilers; ar: the archiver; common: flags for every source;
-        c, cxx_flags, asm: per-language flags; install_hint: what to install.
+        c, cxx_flags, asm: per-language flags; install_hint: what to install;
+        defines: `-D` flags after `ARDUINO_DEFINES` on every compile (a board's macro).
     """
 
     cc: str
@@ -69,6 +70,7 @@ class Compiler:
     asm: tuple[str, ...]
     install_hint: str
     ar: str = "ar"
+    defines: tuple[str, ...] = ()
 
     def missing(self) -> str | None:
         """Why the compilers cannot be used, or None."""
@@ -80,15 +82,17 @@ class Compiler:
     def compile_argv(self, source: str, includes: tuple[str, ...]) -> tuple[str, ...]:
         """Compiler and flags for `source` (by its suffix), without `-c` or outputs."""
         inc = tuple(f"-I{i}" for i in includes)
+        defines = (*ARDUINO_DEFINES, *self.defines)
         if source.endswith(".c"):
-            return (self.cc, *self.common, *self.c, *ARDUINO_DEFINES, *inc)
+            return (self.cc, *self.common, *self.c, *defines, *inc)
         if source.endswith(".S"):
-            return (self.cc, *self.common, *self.asm, *ARDUINO_DEFINES, *inc)
-        return (self.cxx, *self.common, *self.cxx_flags, *ARDUINO_DEFINES, *inc)
+            return (self.cc, *self.common, *self.asm, *defines, *inc)
+        return (self.cxx, *self.common, *self.cxx_flags, *defines, *inc)
 
 
-def arm_gcc(cpu_flags: tuple[str, ...]) -> Compiler:
-    """arm-none-eabi GCC for a board whose CPU takes `cpu_flags` (`Board.cpu_flags`)."""
+def arm_gcc(cpu_flags: tuple[str, ...], defines: tuple[str, ...] = ()) -> Compiler:
+    """arm-none-eabi GCC for a board whose CPU takes `cpu_flags` (`Board.cpu_flags`), with
+    `defines` (`-DNAME` flags: the board's macro) on every compile."""
     return Compiler(
         cc="arm-none-eabi-gcc",
         cxx="arm-none-eabi-g++",
@@ -105,6 +109,7 @@ def arm_gcc(cpu_flags: tuple[str, ...]) -> Compiler:
         ar="arm-none-eabi-ar",
         install_hint="gcc-arm-none-eabi libnewlib-arm-none-eabi "
         "libstdc++-arm-none-eabi-newlib (Debian packages)",
+        defines=defines,
     )
 
 
