@@ -11,8 +11,9 @@ a template may place one as a whole `strategy.matrix` value or inside a single-q
 a GitHub expression (`fromJSON('@@BOARDS@@')`: a key holds no `'`). `@@BOARDS@@` is the smoke
 set, the keys of `generator.boards.BOARDS` (the UNO Q), which CI checks on every pull request
 and push; `@@ALL_BOARDS@@` the full set, every board `check --board` takes
-(`generator.boards.check_boards()`: each `ZEPHYR_BOARDS` row with an emulator, in that table's
-order, and `BOARDS`), which CI checks nightly and by hand. So the matrices are the board tables.
+(`generator.boards.check_boards()`: each `ZEPHYR_BOARDS` row, in that table's order, and
+`BOARDS`; a row without an emulator, the Nano RP2040 Connect's, is compiled and sized only),
+which CI checks nightly and by hand. So the matrices are the board tables.
 
 The library repo does not contain the generator: every workflow fetches the generator's repo
 at the pinned commit and runs `python -m generator` from there.

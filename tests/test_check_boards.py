@@ -20,13 +20,15 @@ from generator.errors import FatalError
 from generator.toolchain.gcc import CORE_DIR
 
 
-def test_check_boards_are_the_table_rows_with_an_emulator_and_the_uno_q_is_the_table_object() -> (
-    None
-):
+def test_check_boards_are_every_table_row_and_the_uno_q_is_the_table_object() -> None:
     boards = check_boards()
     assert boards["unoq"] is UNO_Q
-    assert set(boards) == {k for k, row in ZEPHYR_BOARDS.items() if row.emulator is not None}
-    assert "nano_connect" not in boards  # Cortex-M0+: no emulator, no ARMv6-M board half
+    assert list(boards) == list(ZEPHYR_BOARDS) and len(boards) == 15
+    m0 = boards["nano_connect"]  # Cortex-M0+: no emulator, compiled and sized only
+    assert (m0.emulator, m0.cpu, m0.flash_bytes, m0.ram_bytes) == (
+        None, "cortex-m0plus", 0x20000, 65_536
+    )  # fmt: skip
+    assert m0.fqbn == "arduino:zephyr:nano_connect:link_mode=static"
     r4 = boards["unor4wifi"]
     assert (r4.flash_bytes, r4.ram_bytes, r4.llext_heap_bytes) == (122_880, 16_384, 16_384)
     assert (r4.emulator, r4.cpu, r4.key) == ("mps2-an386", "cortex-m4", "unor4wifi")
@@ -50,6 +52,22 @@ def test_the_uno_q_link_line_is_unchanged_and_another_board_links_its_budgets() 
     assert isinstance(c33, toolchains.GccToolchain)
     assert [p.name for p in c33.variant_sources][1] == "mps2_an505.c"
     assert "-Wl,--defsym=__board_ram_bytes=147456" in c33.link
+
+
+def test_the_board_without_an_emulator_links_the_armv6m_board_half_with_m0plus_flags() -> None:
+    gcc = select_toolchain("gcc-arm", check_boards()["nano_connect"])
+    assert isinstance(gcc, toolchains.GccToolchain)
+    assert gcc.common[:3] == ("-mcpu=cortex-m0plus", "-mthumb", "-mfloat-abi=soft")
+    assert not [a for a in gcc.common if a.startswith("-mfpu")]
+    assert f"-T{CORE_DIR / 'board' / 'armv6m.ld'}" in gcc.link
+    assert [p.name for p in gcc.variant_sources] == ["new.cpp", "armv6m.c", "printf_c99.c"]
+    assert "-Wl,--defsym=__board_ram_bytes=81920" in gcc.link  # 64 KiB + the stack (lead)
+    assert gcc.size_link
+    assert toolchains.board_file(check_boards()["nano_connect"]) == "armv6m"
+    assert "armv6m.c.o" in dynamic.FIRMWARE_OBJECTS  # not linked into the Dynamic sketch
+    odd = dataclasses.replace(check_boards()["nano_connect"], cpu="cortex-m3")
+    with pytest.raises(ValueError, match=r"\(cortex-m3\) has no emulator and no board half"):
+        toolchains.board_file(odd)
 
 
 def test_another_boards_dynamic_verdict_takes_the_pinned_loader_with_its_heap() -> None:

@@ -39,7 +39,7 @@ from types import FrameType
 from typing import Any
 
 from generator.atomic import write_atomic
-from generator.boards import EMULATORS, UNO_Q, Board, check_boards
+from generator.boards import EMULATORS, UNO_Q, Board, check_boards, no_emulator_reason
 from generator.cache import objects_dir
 from generator.check.arena import arena_stage, host_arena_limit, parse_arena
 from generator.check.compile import (
@@ -489,7 +489,7 @@ def _check_example(
         return report
     timeout = expected.timeout_seconds
     emulated = None
-    no_emulator = f"no emulator for {board.cpu}: compiled and sized only"
+    no_emulator = no_emulator_reason(board)
     if board.emulator is None:
         report.stages.append(StageResult("run", Status.SKIP, no_emulator))
     elif firmware is not None and firmware.build.ok and firmware.build.binary is not None:
@@ -554,7 +554,10 @@ def _check_example(
     if not expected.until_done and emulated is not None and parse_arena(emulated.lines):
         # A sketch without expected.yaml that prints its arena has it measured too.
         expected = dataclasses.replace(expected, arena=True)
-    stage, figures = arena_stage(emulated, expected)
+    if board.emulator is None:
+        stage, figures = StageResult("arena", Status.SKIP, no_emulator), None
+    else:
+        stage, figures = arena_stage(emulated, expected)
     report.stages.append(stage)
     report.arena = figures
     report.seconds = time.monotonic() - start
