@@ -4,6 +4,8 @@ The stages, in the report's column order (`report.STAGES`), with the step of `ch
 belongs to (the package docstring) and the module that judges it:
 
 - "compile" (step 2, `compile.py`): the example built for the UNO Q with the chosen toolchain;
+  an example that does not fit the board (`generator.fit`) passes it by stopping with its own
+  `#error`, and its later stages are skipped;
 - "sizes" (step 3, `sizes.py`): the static link's flash and RAM against the board's budgets;
 - "dynamic" (step 3, `dynamic.py`): the Dynamic link (`link_mode=dynamic`), its sizes, and
   the loader model's verdict for every core of `cores.py`;
