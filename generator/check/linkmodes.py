@@ -149,14 +149,15 @@ def unchecked_sentence() -> str:
     return text
 
 
-def replace_section(text: str, section: str) -> str | None:
-    """`text` with what lies between `BEGIN` and `END` replaced by `section`; None when
-    `text` has not both markers, in that order."""
-    start = text.find(BEGIN)
-    end = text.find(END, start + len(BEGIN)) if start >= 0 else -1
-    if start < 0 or end < 0:
+def replace_section(text: str, section: str, begin: str = BEGIN, end: str = END) -> str | None:
+    """`text` with what lies between the markers `begin` and `end` (this section's by
+    default; `boardsdoc.py` passes its own) replaced by `section`; None when `text` has not
+    both markers, in that order."""
+    start = text.find(begin)
+    stop = text.find(end, start + len(begin)) if start >= 0 else -1
+    if start < 0 or stop < 0:
         return None
-    return text[: start + len(BEGIN)] + "\n" + section + text[end:]
+    return text[: start + len(begin)] + "\n" + section + text[stop:]
 
 
 def check_readme(readme: Path) -> str:
