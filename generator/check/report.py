@@ -25,7 +25,8 @@ JSON shape (`CheckReport.to_dict()`)::
 the emulated Dynamic firmware, `dynamic_run.py`) or "host".
 
 `sizes` holds bytes only, one metric per key, so a sync can diff it against the base's.
-`timing` is the cost of one inference on the emulated Cortex-M33 (`timing.py`): the sketch's
+`timing` is the cost of one inference on the board's emulated CPU (`timing.py`; the CPU of its
+`generator.boards.EMULATORS` machine: the UNO Q's Cortex-M33, the Giga's Cortex-M7): the sketch's
 last `Inference: N us` line in the emulated run ("run": "emulated"; the Dynamic run's when the
 emulated one printed none), N * 1,000 instructions (QEMU `-icount shift=0`, to within 1,000),
 and the Dynamic upload file's count from its own run (null: not run or not printed). `timing`
@@ -41,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from generator.boards import EMULATORS, UNO_Q, cpu_name
 from generator.check.arena import ArenaFigures
 from generator.check.linkmodes import link_modes_markdown
 from generator.check.run import EMULATED_KINDS, RunOutput
@@ -174,7 +176,9 @@ class CheckReport:
         board: the board's name; model_check: stage 1 (None when no example has a
         model; when it could not run, the reason is in `errors`);
         examples: stages 2-5 per example; cache: object cache counts; seconds: wall time;
-        errors: problems that stopped a stage for the whole library.
+        errors: problems that stopped a stage for the whole library; emulator: the
+        `EMULATORS` key the board's examples ran on (default: the UNO Q's, the default
+        board's; None: the board has none), which the report's texts name the CPU of.
     """
 
     library: Path
@@ -185,6 +189,14 @@ class CheckReport:
     cache: CacheStats = field(default_factory=CacheStats)
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
+    emulator: str | None = UNO_Q.emulator
+
+    @property
+    def emulated_cpu(self) -> str:
+        """The emulated CPU as the report names it (`the emulated Cortex-M7`); "the emulator"
+        when the board has none or its machine is not in `EMULATORS`."""
+        found = EMULATORS.get(self.emulator) if self.emulator else None
+        return f"the emulated {cpu_name(found.cpu)}" if found else "the emulator"
 
     @property
     def passed(self) -> bool:
@@ -253,7 +265,7 @@ class CheckReport:
                     "what the board's loader takes from its LLEXT heap at the peak of loading "
                     "it, on the pinned core (the loader the check judges).",
                 ]
-            lines += _timing_markdown(self.examples)
+            lines += _timing_markdown(self.examples, self.emulated_cpu)
             lines += ["", *link_modes_markdown(self.to_dict(), "###").splitlines()]
             for e in self.examples:
                 lines += ["", f"#### {e.name} ({e.seconds:.0f} s)", ""]
@@ -285,9 +297,10 @@ def _size_cells(e: ExampleReport) -> list[str]:
     ]
 
 
-def _timing_markdown(examples: list[ExampleReport]) -> list[str]:
-    """The "Inference" section: instructions per inference of each example that printed an
-    `Inference: N us` line (none printed: no section)."""
+def _timing_markdown(examples: list[ExampleReport], cpu: str) -> list[str]:
+    """The "Inference" section: instructions per inference on `cpu` (`the emulated
+    Cortex-M33`) of each example that printed an `Inference: N us` line (none printed: no
+    section)."""
     timed = [(e.name, e.timings()) for e in examples]
     rows = [
         [
@@ -303,7 +316,7 @@ def _timing_markdown(examples: list[ExampleReport]) -> list[str]:
         return []
     return [
         "",
-        "### Inference (instructions on the emulated Cortex-M33)",
+        f"### Inference (instructions on {cpu})",
         "",
         *table(
             ["example", "instructions per inference", "`Inference:` printed", "Dynamic"],
