@@ -60,14 +60,15 @@ def write_pin(library: Path, sha: str) -> None:
     (library / PIN_FILE).write_text(sha + "\n", encoding="utf-8")
 
 
-def render_metadata(library: Path, provenance: Provenance, link_modes: str) -> None:
+def render_metadata(library: Path, provenance: Provenance, link_modes: str, boards: str) -> None:
     """Render every `*.jinja` of `library_template/` into `library`, at its path without the suffix,
     and write extras/library.json (`write_facts`).
 
     That is library.properties, README.md, extras/PROVENANCE.txt and the licenses README. Each
     template reads the attributes of one name, `p`: the `Provenance`, and the README
-    `link_modes`, the link-modes section of an unchecked tree with its markers (the verb
-    makes it with `generator.check.linkmodes`, whose `check --update-docs` fills it in).
+    `link_modes` and `boards`, the link-modes and boards sections of an unchecked tree with
+    their markers (the verb makes them with `generator.check.linkmodes` and
+    `generator.check.boardsdoc`; `check --update-docs` fills them in).
     (The library's README is for the Library Manager, arduino-lint LD001; a synced library
     repo keeps its own, since README.md is not a generated path, see generator.layout.)
     """
@@ -78,6 +79,7 @@ def render_metadata(library: Path, provenance: Provenance, link_modes: str) -> N
             library / rel.with_suffix(""),
             p=provenance,
             link_modes=link_modes,
+            boards=boards,
         )
     write_facts(library, provenance)
 

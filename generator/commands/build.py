@@ -81,6 +81,7 @@ from generator.cache import (
     objects_dir,
     tree_hash,
 )
+from generator.check.boardsdoc import unchecked_section
 from generator.check.linkmodes import BEGIN, END, link_modes_markdown
 from generator.errors import FatalError
 from generator.layout import CODEGEN_DIR, SCHEMA_HEADERS_DIR
@@ -277,7 +278,7 @@ def _build_into(
     with rep.step("render metadata"):
         write_pin(library, inputs.source.sha)
         provenance = _provenance(options, library, inputs, code, tools, pruning)
-        render_metadata(library, provenance, unchecked_link_modes())
+        render_metadata(library, provenance, unchecked_link_modes(), unchecked_section())
     return provenance
 
 
