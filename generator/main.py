@@ -219,8 +219,10 @@ def add_check_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser])
     check.add_argument(
         "--update-docs",
         action="store_true",
-        help="write what each core's loader does with each example into the library's "
-        "README.md (its link-modes section) and each example's header comment",
+        help="write the boards checked (link mode, examples that fit and ran, flash and "
+        "RAM) into the library's README.md (its boards section), and, from the UNO Q's "
+        "check (so --board must include unoq), what each core's loader does with each "
+        "example into its link-modes section and each example's header comment",
     )
 
 

@@ -7,7 +7,8 @@ stage by stage (the steps are the modules of `generator.check`):
    `toolchain/objcache.py`);
 3. sizes like arduino-cli's report (`check/sizes.py`), and the Dynamic link (the IDE's
    default link mode) with its sizes (`check/dynamic.py`);
-4. run on an emulated Cortex-M33 (QEMU mps2-an505), the Dynamic upload file run there as
+4. run on the board's CPU emulated (`boards.EMULATORS`: QEMU mps2-an505's Cortex-M33 for the
+   UNO Q, mps2-an500's Cortex-M7 for the Giga), the Dynamic upload file run there as
    the board's loader would place it (`check/dynamic_run.py`), and once on the host under
    AddressSanitizer + UBSan, compared with the example's expected.yaml (`check/run.py`); a
    host run that fell short of arena only, where the emulated run passed, is the host's
@@ -41,6 +42,7 @@ from typing import Any
 from generator.atomic import write_atomic
 from generator.boards import EMULATORS, UNO_Q, Board, check_boards, no_emulator_reason
 from generator.cache import objects_dir
+from generator.check import boardsdoc, linkmodes
 from generator.check.arena import arena_stage, host_arena_limit, parse_arena
 from generator.check.compile import (
     CompileResult,
@@ -51,7 +53,7 @@ from generator.check.compile import (
 from generator.check.dynamic import dynamic_stage
 from generator.check.dynamic_run import dynamic_run_stage
 from generator.check.expected import Expected, read_expected
-from generator.check.linkmodes import check_readme, update_readme, update_sketches
+from generator.check.linkmodes import update_sketches
 from generator.check.model_check import model_check
 from generator.check.plan import library_examples, missing_sketches, plan_build
 from generator.check.report import CheckReport, ExampleReport
@@ -219,10 +221,11 @@ def check(args: argparse.Namespace) -> int:
         )
     table = check_boards()
     keys = board_keys(getattr(args, "board", None), table)
-    if getattr(args, "update_docs", False) and keys != ["unoq"]:
+    if getattr(args, "update_docs", False) and "unoq" not in keys:
         raise FatalError(
-            "--update-docs writes the UNO Q's figures into the README: run it with --board "
-            "unoq (the default)"
+            "--update-docs also writes the README's link-modes section and the examples' "
+            "header comments, from the UNO Q's check: add unoq to --board (e.g. --board "
+            f"unoq,{keys[0]}, or all)"
         )
     # Resolved before anything runs: compiles run in other folders.
     json_path = output_file(args.json, "--json") if args.json else None
@@ -230,7 +233,7 @@ def check(args: argparse.Namespace) -> int:
     keep = _keep_dir(args.keep, args.library) if getattr(args, "keep", None) else None
     readme = args.library.resolve() / "README.md"
     if getattr(args, "update_docs", False):
-        check_readme(readme)  # before the check runs, not after
+        _readme_with_markers(readme)  # before the check runs, not after
     lint = lint_library(args.library)
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm) if main_thread else None
@@ -282,14 +285,50 @@ def check(args: argparse.Namespace) -> int:
         if entry["example"] in sketches:
             entry["sketch"] = str(sketches[entry["example"]][0])
     if getattr(args, "update_docs", False):
-        update_readme(readme, data)
-        update_sketches(args.library.resolve() / "examples", data)
+        unoq = _board_subset(data, "unoq")
+        update_docs(readme, data, unoq)
+        update_sketches(args.library.resolve() / "examples", unoq)
     if json_path is not None:
         _write_json(json_path, data)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         _append_summary(summary, markdown)
     return 0 if all(report.passed for _, report in reports) else 1
+
+
+def _readme_with_markers(readme: Path) -> str:
+    """`readme`'s text, once it is known to have both sections' markers (link modes, boards).
+
+    Raises:
+        FatalError: `readme` is missing, unreadable, or lacks a section's markers.
+    """
+    return boardsdoc.check_readme(readme, linkmodes.check_readme(readme))
+
+
+def update_docs(readme: Path, data: Mapping[str, Any], unoq: Mapping[str, Any]) -> None:
+    """Write the README's two sections in one write: the boards from `data` (every board's
+    report, `board_data`), the link modes from `unoq` (the UNO Q's entries of it).
+
+    Raises:
+        FatalError: `readme` is missing, unreadable, lacks a section's markers, or cannot be
+            written (it is then left as it was).
+    """
+    text = _readme_with_markers(readme)
+    text = linkmodes.replace_section(text, linkmodes.link_modes_markdown(unoq)) or text
+    text = boardsdoc.with_section(text, data)
+    try:
+        write_atomic(readme, text)
+    except OSError as e:
+        raise FatalError(f"--update-docs: cannot write {readme} ({e})") from None
+
+
+def _board_subset(data: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """`data` (`board_data`'s JSON) with only the example entries and board of `key`."""
+    return {
+        **data,
+        "examples": [e for e in data["examples"] if e.get("board") == key],
+        "boards": [b for b in data["boards"] if b.get("key") == key],
+    }
 
 
 def board_keys(values: Sequence[str] | None, table: Mapping[str, Board]) -> list[str]:
@@ -404,7 +443,7 @@ def run_check(
     toolchain = select_toolchain(compiler, board)
     cache = ObjectCache(objects)
 
-    report = CheckReport(library, toolchain.name, board.name)
+    report = CheckReport(library, toolchain.name, board.name, emulator=board.emulator)
     # A folder without its sketch fails the check instead of being skipped.
     report.errors += missing_sketches(library, names)
     names = [n for n in names if (library / "examples" / n / f"{n}.ino").is_file()]
