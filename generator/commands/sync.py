@@ -37,6 +37,7 @@ from git import GitCommandError, Repo
 
 from generator import git as g
 from generator.cache import default_cache_dir
+from generator.check.boardsdoc import boards_markdown
 from generator.check.linkmodes import link_modes_markdown, update_sketches
 from generator.commands.build import BuildOptions, BuildResult, build_library, options_from_args
 from generator.commands.check import run_check
@@ -741,6 +742,7 @@ def _facts(
         by_status.setdefault(status, []).append(path)
     return PullRequestFacts(
         link_modes=link_modes_markdown(report_dict),
+        boards=boards_markdown(report_dict),
         ref=built.ref,
         sha=built.sha,
         base_pin=base_facts.pin,

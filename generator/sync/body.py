@@ -74,6 +74,9 @@ class PullRequestFacts:
         link_modes: the README's link-modes section for this check
             (`generator.check.linkmodes`); sync never writes the repo's README, so the body
             carries it over; "" when there is none.
+        boards: the README's boards section for this check (`generator.check.boardsdoc`):
+            the boards checked, by link mode, with the examples that fit and ran; carried
+            over like `link_modes`; "" when there is none.
         upstream: what changed under the ref's `examples/arduino/` since `base_pin` and what
             the library does with each file (`generator.sync.upstream.arduino_changes`), shown
             in its own section; None: the section is left out.
@@ -102,6 +105,7 @@ class PullRequestFacts:
     ci_note: str | None = None
     workflow_drift: list[str] = field(default_factory=list)
     link_modes: str = ""
+    boards: str = ""
     upstream: UpstreamChanges | None = None
 
     @property
