@@ -123,3 +123,34 @@ def test_board_keys_default_all_and_unknown() -> None:
     assert sorted(board_keys(["all", "giga"], table)) == sorted(table)
     with pytest.raises(FatalError, match="no board 'nope'"):
         board_keys(["nope"], table)
+
+
+def test_the_boards_macro_reaches_the_sketch_compile_only(tmp_path: Path) -> None:
+    """Library and core objects stay shared by boards of one CPU (object cache); the sketch,
+    whose fit `#error` tests the macro, is compiled with it."""
+    from generator.check.plan import BuildPlan
+    from generator.toolchain.objcache import CompileJob, CompileOutcome
+
+    (tmp_path / "examples" / "X").mkdir(parents=True)
+    (tmp_path / "examples" / "X" / "X.ino").write_text("void setup() {}\nvoid loop() {}\n")
+    plan = BuildPlan(
+        library=tmp_path, example="X", sketch_dir=Path("examples/X"),
+        library_sources=(Path("src/a.cpp"),), sketch_sources=(),
+        ino_files=(Path("examples/X/X.ino"),),
+    )  # fmt: skip
+    seen: list[tuple[str, tuple[str, ...]]] = []
+
+    class Cache:
+        root = tmp_path / "cache"
+
+        def compile_all(self, jobs: list[CompileJob]) -> list[CompileOutcome]:
+            seen.extend((job.source, job.argv) for job in jobs)
+            return [CompileOutcome(job, None, False, "stop") for job in jobs]
+
+    gcc = select_toolchain("gcc-arm", check_boards()["unor4wifi"])
+    assert isinstance(gcc, toolchains.GccToolchain)
+    build = gcc.build(plan, tmp_path / "out", Cache())  # type: ignore[arg-type]
+    assert not build.ok
+    with_macro = {src for src, argv in seen if "-DARDUINO_ARDUINO_UNO_R4_WIFI" in argv}
+    assert with_macro == {src for src, _ in seen if src.endswith("X.ino.cpp")} != set()
+    assert "src/a.cpp" in {src for src, _ in seen} and len(seen) > 2

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -133,8 +134,15 @@ class GccToolchain(Compiler):
         lib_inc = ("src", *core)
         sketch_inc = (plan.sketch_dir.as_posix(), "src", *core)
         jobs: list[CompileJob] = []
+        # The board's macro (`defines`) goes to the sketch's sources only: arduino-cli passes
+        # it to every compile, but no source of the library or of the check's core tests an
+        # arduino:zephyr board macro (the old-core `#error`s of executorch_board_check.h test
+        # them only under GCC < 9 with an mbed/Renesas architecture macro), so their objects
+        # are the same without it, and boards of one CPU share them in the object cache
+        # (with it, each of the 14 boards compiled the library cold).
+        plain = dataclasses.replace(self, defines=())
         for src in (str(p) for p in self.core_sources):
-            jobs.append(CompileJob(self.compile_argv(src, core), src, CORE_DIR))
+            jobs.append(CompileJob(plain.compile_argv(src, core), src, CORE_DIR))
         core_count = len(jobs)
         sketch_sources = [str(sketch_cpp(plan, cache))] + [
             p.as_posix() for p in plan.sketch_sources
@@ -142,7 +150,7 @@ class GccToolchain(Compiler):
         for src in sketch_sources:
             jobs.append(CompileJob(self.compile_argv(src, sketch_inc), src, plan.library))
         for src in (p.as_posix() for p in plan.library_sources):
-            jobs.append(CompileJob(self.compile_argv(src, lib_inc), src, plan.library))
+            jobs.append(CompileJob(plain.compile_argv(src, lib_inc), src, plan.library))
 
         outcomes = cache.compile_all(jobs)
         compiled = sum(1 for o in outcomes if o.object is not None and not o.hit)
