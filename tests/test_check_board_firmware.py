@@ -29,13 +29,19 @@ def _compiles(
     board = UNO_Q if board_key == "unoq" else check_boards()[board_key]
     seen: list[Any] = []
 
-    def compile_example(toolchain: Any, plan: Any, out: Path, cache: Any) -> CompileResult:
+    def compile_example(
+        toolchain: Any, plan: Any, out: Path, cache: Any, refusal: str | None = None
+    ) -> CompileResult:
         seen.append(toolchain)
         return CompileResult(StageResult("compile", Status.PASS, ""), _Build(), {})  # type: ignore[arg-type]
 
     monkeypatch.setattr(check_command, "compile_example", compile_example)
     monkeypatch.setattr(
-        check_command, "plan_build", lambda library, name: type("P", (), {"sketch_dir": "x"})()
+        check_command,
+        "plan_build",
+        lambda library, name: type(
+            "P", (), {"sketch_dir": "x", "library": library, "example": name}
+        )(),
     )
     monkeypatch.setattr(check_command, "read_expected", lambda folder: None)
     monkeypatch.setattr(ArduinoCli, "missing", lambda self: None)
