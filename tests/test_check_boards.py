@@ -46,12 +46,12 @@ def test_the_uno_q_link_line_is_unchanged_and_another_board_links_its_budgets() 
     # The run link carries newlib (the board's firmware's on the board): only its RAM is
     # the board's; the flash budget is the sizes stage's, on the size link.
     assert not [a for a in gcc.link if "__board_flash_bytes" in a]
-    assert "-Wl,--defsym=__board_ram_bytes=32768" in gcc.link  # 16 KiB + the stack
+    assert "-Wl,--defsym=__board_ram_bytes=35320" in gcc.link  # 16 KiB + stack + newlib
     assert [p.name for p in gcc.variant_sources] == ["new.cpp", "mps2_an386.c", "printf_c99.c"]
     c33 = select_toolchain("gcc-arm", check_boards()["portentac33"])
     assert isinstance(c33, toolchains.GccToolchain)
     assert [p.name for p in c33.variant_sources][1] == "mps2_an505.c"
-    assert "-Wl,--defsym=__board_ram_bytes=147456" in c33.link
+    assert "-Wl,--defsym=__board_ram_bytes=150008" in c33.link
 
 
 def test_the_board_without_an_emulator_links_the_armv6m_board_half_with_m0plus_flags() -> None:
@@ -61,7 +61,7 @@ def test_the_board_without_an_emulator_links_the_armv6m_board_half_with_m0plus_f
     assert not [a for a in gcc.common if a.startswith("-mfpu")]
     assert f"-T{CORE_DIR / 'board' / 'armv6m.ld'}" in gcc.link
     assert [p.name for p in gcc.variant_sources] == ["new.cpp", "armv6m.c", "printf_c99.c"]
-    assert "-Wl,--defsym=__board_ram_bytes=81920" in gcc.link  # 64 KiB + the stack (lead)
+    assert "-Wl,--defsym=__board_ram_bytes=84472" in gcc.link  # 64 KiB + stack + newlib
     assert gcc.size_link
     assert toolchains.board_file(check_boards()["nano_connect"]) == "armv6m"
     assert "armv6m.c.o" in dynamic.FIRMWARE_OBJECTS  # not linked into the Dynamic sketch
