@@ -59,9 +59,9 @@ from generator.check.cores import (
     CoreFacts,
 )
 from generator.check.link import LinkLine
-from generator.check.llext import Loaded, LoadError, load, short_branches_out
+from generator.check.llext import ENOMEM, Loaded, LoadError, load, short_branches_out
 from generator.check.sizes import CoreVerdict, DynamicSizes
-from generator.check.stages import StageResult, Status
+from generator.check.stages import StageResult, Status, misfit_status
 from generator.check.toolchains import GCC_ARM, GccToolchain
 from generator.toolchain.gcc import CORE_DIR
 
@@ -387,10 +387,11 @@ def dynamic_stage(
     """Link `line` (the gcc-arm build's staged objects) as a loadable extension for each
     core of `cores`, and judge it as that core's loader would.
 
-    Fails when a link fails, when the upload file for the pinned core is larger than the
-    board's flash, or when the pinned core's loader refuses it (undefined symbol, a
-    relocation it cannot apply, a heap too small: the log says which). The other cores'
-    verdicts are reported, not judged.
+    Fails when a link fails or when the pinned core's loader refuses it for another reason
+    than its heap (undefined symbol, a relocation it cannot apply: the log says which).
+    "Does not fit" (`stages.misfit_status`: a failure on the UNO Q) when the upload file is
+    larger than the board's flash or the pinned loader's heap is too small for it (ENOMEM).
+    The other cores' verdicts are reported, not judged.
 
     Returns:
         the stage result ("dynamic") and the sizes (None when nothing was linked); the
@@ -441,24 +442,38 @@ def dynamic_stage(
         flash_max=board.flash_bytes,
         verdicts=tuple(verdicts),
     )
+    return judge_dynamic(sizes, board), sizes
+
+
+def judge_dynamic(sizes: DynamicSizes, board: Board) -> StageResult:
+    """The "dynamic" stage of a linked upload file of `sizes.flash` bytes, by the pinned
+    core's verdict (`sizes.pinned`; none: the last of `sizes.verdicts`), on `board`.
+
+    A pass when it fits the flash and the pinned loader takes it; "does not fit"
+    (`stages.misfit_status`: a failure on the UNO Q) when it is over the flash or the
+    loader's heap is too small (ENOMEM); a failure when the loader refuses it otherwise.
+    """
+    pinned = sizes.pinned or sizes.verdicts[-1]
     summary = (
         f"upload file {sizes.flash:,} B ({sizes.flash * 100 // board.flash_bytes}% of "
         f"{board.flash_bytes:,}); {pinned.summary()}"
     )
-    details = "\n".join(f"- {v.summary()}" for v in verdicts)
-    refused = [v for v in verdicts if v.pinned and not v.loaded]
+    details = "\n".join(f"- {v.summary()}" for v in sizes.verdicts)
+    refused = sizes.pinned if sizes.pinned and not sizes.pinned.loaded else None
+    log = "\n".join(refused.log[-20:]) if refused else ""
     if sizes.overflow:
-        return (
-            StageResult(
-                "dynamic",
-                Status.FAIL,
-                f"does not fit {board.name} when linked Dynamic: flash overflowed by "
-                f"{sizes.overflow:,} bytes ({summary})",
-                details,
-            ),
-            sizes,
+        summary = (
+            f"does not fit {board.name} when linked Dynamic: flash overflowed by "
+            f"{sizes.overflow:,} bytes ({summary})"
         )
-    if refused:
-        log = "\n".join(refused[0].log[-20:])
-        return StageResult("dynamic", Status.FAIL, summary, f"{details}\n\n{log}"), sizes
-    return StageResult("dynamic", Status.PASS, summary, details), sizes
+    # Only a heap too small (ENOMEM) is the board's size; any other refusal (-61: a symbol
+    # the firmware does not export, -8: a relocation) is a loader that cannot link it.
+    if refused is not None and refused.errno != ENOMEM:
+        return StageResult("dynamic", Status.FAIL, summary, f"{details}\n\n{log}")
+    if sizes.overflow:
+        return StageResult("dynamic", misfit_status(board), summary, details)
+    if refused is not None:
+        heap = f"LLEXT heap ({refused.heap_bytes // 1024} KiB) too small"
+        summary = f"does not fit {board.name} when linked Dynamic: {heap} ({summary})"
+        return StageResult("dynamic", misfit_status(board), summary, f"{details}\n\n{log}")
+    return StageResult("dynamic", Status.PASS, summary, details)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.boards import Board
-from generator.check.stages import StageResult, Status
+from generator.check.stages import StageResult, Status, misfit_status
 from generator.errors import FatalError
 
 SIZE_TOOL = "arm-none-eabi-size"
@@ -209,16 +209,18 @@ def parse_arduino_cli(report: str, board: Board) -> Sizes | None:
 
 
 def sizes_stage(sizes: Sizes | None, overflow: dict[str, int], board: Board) -> StageResult:
-    """Stage 3's verdict: fail when the firmware does not fit the board's budgets."""
+    """Stage 3's verdict: "does not fit" (`stages.misfit_status`: a failure on the UNO Q)
+    when the firmware's flash or RAM is over the board's budgets (`overflow`: the linker's
+    region -> bytes over, when the link itself overflowed and `sizes` is None)."""
     if sizes is None:
         if overflow:
             what = ", ".join(f"{r} by {n:,} bytes" for r, n in overflow.items())
-            return StageResult("sizes", Status.FAIL, f"does not fit {board.name}: {what}")
+            return StageResult("sizes", misfit_status(board), f"does not fit {board.name}: {what}")
         return StageResult("sizes", Status.SKIP, "no firmware to measure")
     summary = (
         f"flash {sizes.flash:,} B ({sizes.flash_percent}% of {sizes.flash_max:,}), "
         f"RAM {sizes.ram:,} B ({sizes.ram_percent}% of {sizes.ram_max:,})"
     )
     if sizes.flash > sizes.flash_max or sizes.ram > sizes.ram_max:
-        return StageResult("sizes", Status.FAIL, "too big: " + summary)
+        return StageResult("sizes", misfit_status(board), f"does not fit {board.name}: {summary}")
     return StageResult("sizes", Status.PASS, summary)

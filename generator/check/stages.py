@@ -16,6 +16,13 @@ belongs to (the package docstring) and the module that judges it:
   UBSan;
 - "arena" (step 5, `arena.py`): the method arena measured in the "run" stage.
 
+A stage is "misfit" (`Status.MISFIT`, "does not fit") when the example is too big for the
+board, a fact about the board and no fault of the library: the static link's flash or RAM
+over the board's budget ("sizes"), the Dynamic upload file over its flash or the pinned
+loader refusing it for want of heap, errno 12 (ENOMEM) ("dynamic"). It fails nothing, but is
+never shown as a pass; the run of that link is then skipped. On the UNO Q, the board every
+example is promised on, the same findings are failures (`misfit_status`).
+
 The model check (step 1) is no stage of an example: it judges the models of every example
 that carries a `model.h` together, once a library (`model_check.py`, `report.ModelCheck`).
 """
@@ -26,6 +33,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from generator.boards import UNO_Q, Board
+
 
 class Status(StrEnum):
     """Outcome of one stage."""
@@ -33,6 +42,8 @@ class Status(StrEnum):
     PASS = "pass"
     FAIL = "fail"
     SKIP = "skip"
+    #: The example does not fit the board (see the module docstring): not a failure.
+    MISFIT = "misfit"
 
 
 @dataclass
@@ -53,7 +64,8 @@ class StageResult:
 
     @property
     def passed(self) -> bool:
-        """True unless the stage failed (a skipped stage does not fail a check)."""
+        """True unless the stage failed (a skipped stage, or one that found the example does
+        not fit the board, does not fail a check)."""
         return self.status is not Status.FAIL
 
     def to_dict(self) -> dict[str, Any]:
@@ -64,3 +76,15 @@ class StageResult:
             "summary": self.summary,
             "details": self.details,
         }
+
+
+def misfit_status(board: Board) -> Status:
+    """The status of a stage that found the example too big for `board`: `Status.MISFIT`,
+    or `Status.FAIL` on the UNO Q (`generator.boards.UNO_Q`), where every example must fit."""
+    return Status.FAIL if board == UNO_Q else Status.MISFIT
+
+
+def not_run_misfit(stage: str, board: Board, judged_by: str) -> StageResult:
+    """The skipped run stage `stage` ("run", "dynamic-run") of a link that does not fit
+    `board`, as the stage `judged_by` ("sizes", "dynamic") found."""
+    return StageResult(stage, Status.SKIP, f"not run: does not fit {board.name} (see {judged_by})")

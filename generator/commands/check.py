@@ -15,6 +15,10 @@ stage by stage (the steps are the modules of `generator.check`):
    limitation, not the sketch's error (`check/arena.py` `host_arena_limit`);
 5. the method arena measured in the emulated run (`check/arena.py`).
 
+An example too big for a board other than the UNO Q (its static link over the flash or RAM,
+its upload file over the flash or the loader's heap, `stages.Status.MISFIT`) "does not fit":
+no failure, and the run of that link is skipped (`_check_example`).
+
 `--sketch PATH` checks the user's own sketches instead of the library's examples, on an
 overlay of the library (`check/sketch.py`), and prints their serial output.
 
@@ -66,7 +70,7 @@ from generator.check.sketch import (
     sketch_expected,
     sketch_overlay,
 )
-from generator.check.stages import StageResult, Status
+from generator.check.stages import StageResult, Status, not_run_misfit
 from generator.check.toolchains import GCC_ARM, HOST, Toolchain, select_toolchain
 from generator.errors import FatalError
 from generator.lint import lint_library
@@ -529,7 +533,12 @@ def _check_example(
     timeout = expected.timeout_seconds
     emulated = None
     no_emulator = no_emulator_reason(board)
-    if board.emulator is None:
+    sizes = report.stage("sizes")
+    if sizes is not None and sizes.status is Status.MISFIT:
+        # Too big for the board: what the emulator (with more memory) would print says
+        # nothing of it, and a run that failed would be one more red for the same fact.
+        report.stages.append(not_run_misfit("run", board, "sizes"))
+    elif board.emulator is None:
         report.stages.append(StageResult("run", Status.SKIP, no_emulator))
     elif firmware is not None and firmware.build.ok and firmware.build.binary is not None:
         machine = EMULATORS[board.emulator].machine
@@ -550,7 +559,10 @@ def _check_example(
 
     # The Dynamic upload file (the pinned core's), placed by the loader model and booted.
     # Its firmware (board/llext_host.c, .ld) is the UNO Q's: memory, heap, mps2-an505.
-    if board.emulator is None:
+    dynamic = report.stage("dynamic")
+    if dynamic is not None and dynamic.status is Status.MISFIT:
+        report.stages.append(not_run_misfit("dynamic-run", board, "dynamic"))
+    elif board.emulator is None:
         report.stages.append(StageResult("dynamic-run", Status.SKIP, no_emulator))
     elif board != UNO_Q:
         report.stages.append(

@@ -1,0 +1,180 @@
+"""An example too big for a board is "does not fit" (`Status.MISFIT`), no failure, never a
+pass; on the UNO Q, the board every example is promised on, it stays a failure. The figures
+are those of the real all-board run of 2026-12-02 (its JSON: AddModel on the Renesas RA8D1
+EK, 57,344 B of flash and a 32 KiB LLEXT heap; on the NXP FRDM RW612, whose flash holds it
+but not its heap); nothing is compiled: `_check_example`'s compiles and runs are stubbed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import generator.commands.check as check_command
+from generator.boards import UNO_Q, Board, check_boards
+from generator.check.compile import CompileResult
+from generator.check.dynamic import judge_dynamic
+from generator.check.expected import Expected
+from generator.check.report import ExampleReport
+from generator.check.run import RunOutput
+from generator.check.sizes import CoreVerdict, DynamicSizes, Sizes, sizes_stage
+from generator.check.stages import StageResult, Status
+from generator.check.toolchains import GCC_ARM
+
+PINNED = "main@177dcef6"
+RA8D1 = check_boards()["ek_ra8d1"]  # 57,344 B flash, 32 KiB RAM and LLEXT heap
+RW612 = check_boards()["frdm_rw612"]  # 3,133,440 B flash, 32 KiB LLEXT heap
+
+#: The pinned core's verdicts of AddModel's upload file in that run (its JSON's "dynamic").
+ENOMEM_RA8D1 = CoreVerdict(PINNED, True, False, 32_768, 71_056, 12, (
+    "llext: Failed allocating 65600 bytes 8-aligned for region 0",
+    "llext: Failed to copy regions, ret -12"))  # fmt: skip
+ENOMEM_RW612 = CoreVerdict(PINNED, True, False, 32_768, 71_880, 12, (
+    "llext: Failed allocating 66304 bytes 8-aligned for region 0",
+    "llext: Failed to copy regions, ret -12"))  # fmt: skip
+#: A symbol the firmware does not export (llext.py's message for rc -61, ENOENT... ENODATA).
+UNEXPORTED = CoreVerdict(PINNED, True, False, 32_768, None, 61, (
+    "llext: Undefined symbol with no entry in symbol table sqrtf, offset 1234, link section 4",
+    "llext: Failed to link, ret -61"))  # fmt: skip
+
+
+def test_a_static_link_over_the_boards_flash_does_not_fit_it_and_fails_nothing() -> None:
+    stage = sizes_stage(Sizes(122_228, 2_552, RA8D1.flash_bytes, RA8D1.ram_bytes), {}, RA8D1)
+    assert stage.status is Status.MISFIT and stage.passed
+    assert stage.summary == (
+        "does not fit Renesas RA8D1 EK: flash 122,228 B (213% of 57,344), RAM 2,552 B (7% of "
+        "32,768)"
+    )
+    assert stage.to_dict()["status"] == "misfit"
+    # RAM over alone, and a link the linker itself overflowed, are misfits too.
+    ram = sizes_stage(Sizes(20_260, 40_000, RA8D1.flash_bytes, RA8D1.ram_bytes), {}, RA8D1)
+    assert ram.status is Status.MISFIT
+    over = sizes_stage(None, {"FLASH": 37_264}, RA8D1)
+    assert over.status is Status.MISFIT
+    assert over.summary == "does not fit Renesas RA8D1 EK: FLASH by 37,264 bytes"
+    fits = sizes_stage(Sizes(20_276, 176, RA8D1.flash_bytes, RA8D1.ram_bytes), {}, RA8D1)
+    assert fits.status is Status.PASS
+
+
+def test_on_the_uno_q_an_example_too_big_is_a_failure() -> None:
+    stage = sizes_stage(Sizes(900_000, 2_552, UNO_Q.flash_bytes, UNO_Q.ram_bytes), {}, UNO_Q)
+    assert stage.status is Status.FAIL and not stage.passed
+    assert stage.summary.startswith("does not fit Arduino UNO Q: flash 900,000 B (114% of ")
+    assert sizes_stage(None, {"RAM": 100}, UNO_Q).status is Status.FAIL
+    uno_q = dataclasses.replace(ENOMEM_RW612, heap_bytes=65_536)
+    dynamic = judge_dynamic(DynamicSizes(242_440, 71_880, UNO_Q.flash_bytes, (uno_q,)), UNO_Q)
+    assert dynamic.status is Status.FAIL
+
+
+def test_an_upload_file_over_the_flash_or_a_heap_too_small_does_not_fit() -> None:
+    over = judge_dynamic(DynamicSizes(240_040, 71_056, 57_344, (ENOMEM_RA8D1,)), RA8D1)
+    assert over.status is Status.MISFIT and over.passed
+    assert over.summary == (
+        "does not fit Renesas RA8D1 EK when linked Dynamic: flash overflowed by 182,696 bytes "
+        "(upload file 240,040 B (418% of 57,344); core main@177dcef6: refused, rc -12 (llext: "
+        "Failed allocating 65600 bytes 8-aligned for region 0); needs 71,056 B of the 32 KiB "
+        "heap, 38,288 B over)"
+    )
+    heap = judge_dynamic(DynamicSizes(242_440, 71_880, 3_133_440, (ENOMEM_RW612,)), RW612)
+    assert heap.status is Status.MISFIT
+    assert heap.summary == (
+        "does not fit NXP FRDM RW612 when linked Dynamic: LLEXT heap (32 KiB) too small "
+        "(upload file 242,440 B (7% of 3,133,440); core main@177dcef6: refused, rc -12 "
+        "(llext: Failed allocating 66304 bytes 8-aligned for region 0); needs 71,880 B of the "
+        "32 KiB heap, 39,112 B over)"
+    )
+    loads = dataclasses.replace(ENOMEM_RW612, loaded=True, errno=0, peak_bytes=13_800, log=())
+    fits = judge_dynamic(DynamicSizes(46_428, 13_800, 3_133_440, (loads,)), RW612)
+    assert fits.status is Status.PASS
+
+
+@pytest.mark.parametrize("flash", [242_440, 4_000_000])
+def test_a_loader_that_cannot_link_it_fails_even_where_it_is_too_big(flash: int) -> None:
+    stage = judge_dynamic(DynamicSizes(flash, 0, 3_133_440, (UNEXPORTED,)), RW612)
+    assert stage.status is Status.FAIL and not stage.passed
+    assert "refused, rc -61" in stage.summary
+    relocation = dataclasses.replace(UNEXPORTED, errno=8, log=("llext: bad relocation",))
+    assert judge_dynamic(DynamicSizes(flash, 0, 3_133_440, (relocation,)), RW612).status is (
+        Status.FAIL
+    )
+
+
+class _Build:
+    ok, size_report, line, log, objects = True, None, None, "", ()
+
+    def __init__(self, binary: Path) -> None:
+        self.binary = binary
+
+
+ADD = "[1,2,3] + 1 = [2.00, 3.00, 4.00]"
+
+
+def _check(
+    board: Board, sizes: Sizes, dynamic: DynamicSizes, monkeypatch: pytest.MonkeyPatch, tmp: Path
+) -> tuple[ExampleReport, list[str]]:
+    """`_check_example` of AddModel on `board` with runs, its static link sized as `sizes` and
+    its Dynamic link as `dynamic`; the emulated run misses the sum's line (as on the real
+    Nicla Sense ME, whose emulator has more memory than the board), the host prints it."""
+    ran: list[str] = []
+
+    def compile_example(toolchain: Any, plan: Any, out: Path, cache: Any, refusal: Any = None):  # type: ignore[no-untyped-def]
+        return CompileResult(StageResult("compile", Status.PASS, "built"), _Build(tmp), {})  # type: ignore[arg-type]
+
+    def run_emulated(binary: Path, timeout: float, must_not: Any, machine: str) -> RunOutput:
+        ran.append("emulated")
+        return RunOutput("emulated", ["=== DONE ==="], done=True, exit_code=0)
+
+    def run_host(binary: Path, timeout: float, must_not: Any) -> RunOutput:
+        ran.append("host")
+        return RunOutput("host", [ADD, "=== DONE ==="], done=True, exit_code=0)
+
+    plan = type("P", (), {"sketch_dir": "x", "library": tmp, "example": "AddModel"})()
+    monkeypatch.setattr(check_command, "plan_build", lambda library, name: plan)
+    monkeypatch.setattr(check_command, "compile_example", compile_example)
+    monkeypatch.setattr(check_command, "measure_elf", lambda binary, b: sizes)
+    monkeypatch.setattr(
+        check_command, "dynamic_stage", lambda *a: (judge_dynamic(dynamic, board), dynamic)
+    )
+    monkeypatch.setattr(check_command, "run_emulated", run_emulated)
+    monkeypatch.setattr(check_command, "run_host", run_host)
+    expected = Expected(must_print=(ADD,))
+    cache: Any = None  # the compiles are stubbed
+    check = check_command._check_example
+    report = check(tmp, "AddModel", GCC_ARM, board, True, cache, tmp, expected)
+    return report, ran
+
+
+def test_the_run_of_a_link_that_does_not_fit_is_skipped(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    sizes = Sizes(122_228, 2_552, RA8D1.flash_bytes, RA8D1.ram_bytes)
+    dynamic = DynamicSizes(240_040, 71_056, 57_344, (ENOMEM_RA8D1,))
+    report, ran = _check(RA8D1, sizes, dynamic, monkeypatch, tmp_path)
+    status = {s.stage: (s.status, s.summary) for s in report.stages}
+    assert status["sizes"][0] is Status.MISFIT and status["dynamic"][0] is Status.MISFIT
+    assert status["run"] == (Status.SKIP, "not run: does not fit Renesas RA8D1 EK (see sizes)")
+    assert status["dynamic-run"] == (
+        Status.SKIP,
+        "not run: does not fit Renesas RA8D1 EK (see dynamic)",
+    )
+    assert status["sanitize"][0] is Status.PASS and status["arena"][0] is Status.SKIP
+    assert ran == ["host"] and report.passed
+
+
+def test_a_run_that_fails_where_the_example_fits_still_fails(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The RW612's flash holds AddModel's static link; only its Dynamic one is too big.
+    sizes = Sizes(122_756, 2_552, RW612.flash_bytes, RW612.ram_bytes)
+    dynamic = DynamicSizes(242_440, 71_880, 3_133_440, (ENOMEM_RW612,))
+    report, ran = _check(RW612, sizes, dynamic, monkeypatch, tmp_path)
+    run = report.stage("run")
+    assert run is not None and run.status is Status.FAIL
+    assert run.summary.endswith(f"missing line: {ADD!r}")
+    dynamic_run = report.stage("dynamic-run")
+    assert dynamic_run is not None
+    assert dynamic_run.summary == "not run: does not fit NXP FRDM RW612 (see dynamic)"
+    assert ran == ["emulated", "host"] and not report.passed
