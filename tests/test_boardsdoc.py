@@ -195,7 +195,7 @@ def test_a_sketch_that_refuses_the_board_by_its_own_error_does_not_fit() -> None
         "sizes": {}, "budget": None, "dynamic": None,
     }  # fmt: skip
     text = boards_markdown({**REPORT, "boards": REPORT["boards"][:1], "examples": [entry]})
-    refused = "❌ KeywordSpotting: does not fit (its own #error refuses the board at compile time)"
+    refused = "⛔ KeywordSpotting: does not fit (its own #error refuses the board at compile time)"
     assert f"| Static | {refused} | - | - |" in text
     assert f"| Dynamic | {refused} | - | - |" in text
 

@@ -15,10 +15,11 @@ import pytest
 
 import generator.commands.check as check_command
 from generator.boards import UNO_Q, Board, check_boards
+from generator.check.boardsdoc import boards_markdown
 from generator.check.compile import CompileResult
 from generator.check.dynamic import judge_dynamic
 from generator.check.expected import Expected
-from generator.check.report import ExampleReport
+from generator.check.report import CheckReport, ExampleReport
 from generator.check.run import RunOutput
 from generator.check.sizes import CoreVerdict, DynamicSizes, Sizes, sizes_stage
 from generator.check.stages import StageResult, Status
@@ -161,7 +162,7 @@ def test_the_run_of_a_link_that_does_not_fit_is_skipped(
         "not run: does not fit Renesas RA8D1 EK (see dynamic)",
     )
     assert status["sanitize"][0] is Status.PASS and status["arena"][0] is Status.SKIP
-    assert ran == ["host"] and report.passed
+    assert ran == ["host"] and report.passed and report.misfit
 
 
 def test_a_run_that_fails_where_the_example_fits_still_fails(
@@ -178,3 +179,68 @@ def test_a_run_that_fails_where_the_example_fits_still_fails(
     assert dynamic_run is not None
     assert dynamic_run.summary == "not run: does not fit NXP FRDM RW612 (see dynamic)"
     assert ran == ["emulated", "host"] and not report.passed
+
+
+def _ra8d1_report() -> CheckReport:
+    add = ExampleReport(
+        "AddModel",
+        [
+            StageResult("compile", Status.PASS, "gcc-arm: 1 compiled, 161 reused from the cache"),
+            sizes_stage(Sizes(122_228, 2_552, 57_344, 32_768), {}, RA8D1),
+            judge_dynamic(DynamicSizes(240_040, 71_056, 57_344, (ENOMEM_RA8D1,)), RA8D1),
+            StageResult("run", Status.SKIP, "not run: does not fit Renesas RA8D1 EK (see sizes)"),
+        ],
+        sizes=Sizes(122_228, 2_552, 57_344, 32_768),
+        dynamic=DynamicSizes(240_040, 71_056, 57_344, (ENOMEM_RA8D1,)),
+    )
+    hello = ExampleReport(
+        "HelloExecuTorch",
+        [StageResult(s, Status.PASS, "ok") for s in ("compile", "sizes", "dynamic", "run")],
+        sizes=Sizes(20_276, 176, 57_344, 32_768),
+    )
+    return CheckReport(Path("/tmp/ExecuTorch"), "gcc-arm", RA8D1.name, examples=[hello, add])
+
+
+def test_the_report_marks_it_as_not_fitting_neither_pass_nor_failure() -> None:
+    report = _ra8d1_report()
+    assert report.passed
+    text = report.to_markdown()
+    assert text.startswith("## Library check: ✅ passed (⛔ AddModel does not fit the board)\n")
+    assert "| AddModel | ✅ | ⛔ | ⛔ | ➖ | ➖ | ➖ | ➖ |" in text
+    assert "| HelloExecuTorch | ✅ | ✅ | ✅ | ✅ | ➖ | ➖ | ➖ |" in text
+    assert (
+        "- sizes: ⛔ does not fit Renesas RA8D1 EK: flash 122,228 B (213% of 57,344), "
+        "RAM 2,552 B (7% of 32,768)"
+    ) in text
+    assert "\n⛔: does not fit Renesas RA8D1 EK (" in text
+    statuses = [s["status"] for s in report.to_dict()["examples"][1]["stages"]]
+    assert statuses == ["pass", "misfit", "misfit", "skip"]
+
+
+def test_the_boards_table_says_what_does_not_fit_and_by_how_much() -> None:
+    data = {**_ra8d1_report().to_dict(), "board": RA8D1.name}
+    rows = [line for line in boards_markdown(data).splitlines() if "AddModel" in line]
+    assert rows == [
+        "| | | ⛔ AddModel: does not fit: flash over by 64,884 B | 122,228 B of 57,344 (213%) "
+        "| 2,552 B of 32,768 (7%) |",
+        "| | | ⛔ AddModel: does not fit: upload file over flash by 182,696 B "
+        "| 240,040 B of 57,344 (418%) | heap 71,056 B of 32,768 (216%) |",
+    ]
+    # The heap alone (the RW612's): the loader's need against its heap.
+    heap = judge_dynamic(DynamicSizes(242_440, 71_880, 3_133_440, (ENOMEM_RW612,)), RW612)
+    entry = {
+        "example": "AddModel",
+        "stages": [heap.to_dict()],
+        "dynamic": DynamicSizes(242_440, 71_880, 3_133_440, (ENOMEM_RW612,)).to_dict(),
+    }
+    text = boards_markdown({"board": RW612.name, "examples": [entry]})
+    assert (
+        "⛔ AddModel: does not fit: the loader's heap: needs 71,880 B of 32 KiB (39,112 B over)"
+    ) in text
+    # A refusal of another kind stays a failure.
+    entry["stages"] = [
+        judge_dynamic(DynamicSizes(242_440, 0, 3_133_440, (UNEXPORTED,)), RW612).to_dict()
+    ]
+    entry["dynamic"] = DynamicSizes(242_440, 0, 3_133_440, (UNEXPORTED,)).to_dict()
+    text = boards_markdown({"board": RW612.name, "examples": [entry]})
+    assert "❌ AddModel: loader refused: rc -61, `sqrtf` not exported" in text

@@ -31,7 +31,7 @@ END = "<!-- boards: end -->"
 #: The command that fills the section in, run in the library's folder.
 FILL = "python -m generator check . --board all --update-docs"
 
-_PASS, _FAIL, _SKIP = "✅", "❌", "➖"
+_PASS, _FAIL, _SKIP, _MISFIT = "✅", "❌", "➖", "⛔"
 _OVERFLOW = re.compile(r"(\w+) by ([\d,]+) bytes")
 _REFUSED = "does not fit (its own #error refuses the board at compile time)"
 
@@ -115,10 +115,10 @@ def _of(used: int, budget: int | None) -> str:
 
 
 def _overflow(stage: Mapping[str, Any] | None) -> dict[str, int]:
-    """Linker region -> bytes over, from a failed "sizes" stage's summary (`sizes_stage`:
-    `does not fit <board>: FLASH by 37,264 bytes`), the only place a firmware that did not
-    link keeps them."""
-    if stage is None or _status(stage) != "fail":
+    """Linker region -> bytes over, from a failed or misfit "sizes" stage's summary
+    (`sizes_stage`: `does not fit <board>: FLASH by 37,264 bytes`), the only place a
+    firmware that did not link keeps them."""
+    if stage is None or _status(stage) not in ("fail", "misfit"):
         return {}
     summary = str(stage.get("summary") or "")
     return {m.group(1): int(m.group(2).replace(",", "")) for m in _OVERFLOW.finditer(summary)}
@@ -182,12 +182,14 @@ def _static(entry: Mapping[str, Any], flash_max: int | None, ram_max: int | None
             flash_cell = f"{over['FLASH']:,} B over {flash_max:,}" if flash_max else "over"
         if "RAM" in over and not isinstance(ram, int):
             ram_cell = f"{over['RAM']:,} B over {ram_max:,}" if ram_max else "over"
+        if _status(sizes_stage) == "misfit":
+            return [f"{_MISFIT} {name}: does not fit: {why}", flash_cell, ram_cell]
         return [f"{_FAIL} {name}: {why}", flash_cell, ram_cell]
     compile_stage = _stage(entry, "compile")
     if _status(compile_stage) == "fail":
         return [f"{_FAIL} {name}: does not compile", flash_cell, ram_cell]
     if _refused(compile_stage, sizes_stage):
-        return [f"{_FAIL} {name}: {_REFUSED}", flash_cell, ram_cell]
+        return [f"{_MISFIT} {name}: {_REFUSED}", flash_cell, ram_cell]
     if _status(sizes_stage) != "pass":
         return [f"{_SKIP} {name}: not sized", flash_cell, ram_cell]
     mark, why = _ran(_stage(entry, "run"), "fits")
@@ -213,16 +215,23 @@ def _dynamic(entry: Mapping[str, Any]) -> list[str]:
     if status == "skip":
         summary = str(stage.get("summary") or "")
         if _refused(_stage(entry, "compile"), stage):
-            return [f"{_FAIL} {name}: {_REFUSED}", flash_cell, ram_cell]
+            return [f"{_MISFIT} {name}: {_REFUSED}", flash_cell, ram_cell]
         why = "not linked: the build failed" if "no gcc-arm objects" in summary else summary
         return [f"{_SKIP} {name}: {why}", flash_cell, ram_cell]
-    if status == "fail":
-        if isinstance(flash, int) and flash_max and flash > flash_max:
+    if status in ("fail", "misfit"):
+        refused = bool(pinned) and not pinned.get("loaded")
+        misfit = status == "misfit"  # `dynamic_stage`: over the flash, or heap too small
+        refusal = f"loader refused: rc -{pinned.get('errno')}, {reason(pinned)}"
+        if refused and pinned.get("errno") != 12:
+            why = refusal
+        elif isinstance(flash, int) and flash_max and flash > flash_max:
             why = f"upload file over flash by {flash - flash_max:,} B"
-        elif pinned and not pinned.get("loaded"):
-            why = f"loader refused: rc -{pinned.get('errno')}, {reason(pinned)}"
+        elif refused:
+            why = f"the loader's heap: {reason(pinned)}" if misfit else refusal
         else:
             why = "Dynamic link failed"
+        if misfit:
+            return [f"{_MISFIT} {name}: does not fit: {why}", flash_cell, ram_cell]
         return [f"{_FAIL} {name}: {why}", flash_cell, ram_cell]
     mark, why = _ran(_stage(entry, "dynamic-run"), "the loader takes it")
     return [f"{mark} {name}" + (f": {why}" if why else ""), flash_cell, ram_cell]
@@ -264,9 +273,11 @@ def boards_markdown(report: Mapping[str, Any], heading: str = "##") -> str:
 
     One table: each board the report ran on, by link mode (Static: the sketch linked into
     the firmware; Dynamic: the upload file the board's loader links), one row per example:
-    ✅ it fits and printed what its expected.yaml asks on the emulated CPU; ❌ it does not
-    fit, the loader refuses it, or its run failed (why, in short); ➖ neither shown (not run,
-    no emulator, the loader model's firmware is the UNO Q's). Flash and RAM are against the
+    ✅ it fits and printed what its expected.yaml asks on the emulated CPU; ⛔ it does not
+    fit the board (a "misfit" stage: over its flash or RAM, or the loader's heap); ❌ the
+    loader refuses it for another reason, its run failed, or it does not fit the UNO Q
+    (why, in short); ➖ neither shown (not run, no emulator, the loader model's firmware is
+    the UNO Q's). Flash and RAM are against the
     board's budget; Dynamic RAM is the LLEXT heap the pinned core's loader takes at its peak.
     Every other board of `ZEPHYR_BOARDS` is a row "not checked". Without example entries in
     `report` the section says no board was checked and how to fill it in.
@@ -312,8 +323,10 @@ def boards_markdown(report: Mapping[str, Any], heading: str = "##") -> str:
         "",
         f"{_PASS}: the example fits the board and printed what its `expected.yaml` asks for "
         "on the board's CPU, emulated (QEMU runs the CPU and the firmware, not the board's "
-        f"peripherals or clock). {_FAIL}: it does not fit, the loader refuses it, or its run "
-        f"failed. {_SKIP}: neither was shown. Static links the sketch into the firmware: "
+        f"peripherals or clock). {_MISFIT}: it does not fit the board (its flash or RAM, or "
+        f"the loader's heap, is too small for it). {_FAIL}: the loader refuses it for another "
+        f"reason, its run failed, or it does not fit the board every example is promised on. "
+        f"{_SKIP}: neither was shown. Static links the sketch into the firmware: "
         "flash and RAM (its globals) against the board's budgets. Dynamic (the IDE's "
         "default) is the upload file the board's loader links: flash is that file, RAM the "
         f'loader\'s LLEXT heap at its peak, on core `{PINNED_CORE}` (see "Link modes").',

@@ -21,6 +21,8 @@ JSON shape (`CheckReport.to_dict()`)::
                    "runs": [{"kind", "done", "exit_code", "timed_out", "overflowed",
                              "seconds", "last_lines"}]}]}     # last_lines: at most 200
 
+`stages[].status` is "pass", "fail", "skip" or "misfit" (the example does not fit the board,
+no failure: `stages.Status.MISFIT`).
 `runs[].kind` is "emulated" (the static firmware), "dynamic" (the Dynamic upload file on
 the emulated Dynamic firmware, `dynamic_run.py`) or "host".
 
@@ -57,7 +59,7 @@ __all__ = ["STAGES", "CheckReport", "ExampleReport", "ModelCheck", "code_fence"]
 
 #: Order of the per-example stage columns.
 STAGES = ("compile", "sizes", "dynamic", "run", "dynamic-run", "sanitize", "arena")
-_MARK = {Status.PASS: "✅", Status.FAIL: "❌", Status.SKIP: "➖"}
+_MARK = {Status.PASS: "✅", Status.FAIL: "❌", Status.SKIP: "➖", Status.MISFIT: "⛔"}
 
 
 class ModelCheck(Protocol):
@@ -94,6 +96,11 @@ class ExampleReport:
     def passed(self) -> bool:
         """True when no stage failed."""
         return all(s.passed for s in self.stages)
+
+    @property
+    def misfit(self) -> bool:
+        """True when a stage found the example does not fit the board (`Status.MISFIT`)."""
+        return any(s.status is Status.MISFIT for s in self.stages)
 
     def stage(self, name: str) -> StageResult | None:
         """The result of stage `name`, or None when it did not run."""
@@ -225,6 +232,10 @@ class CheckReport:
     def to_markdown(self) -> str:
         """The report as Markdown: verdict, model check, stage table, sizes, failures."""
         verdict = "✅ passed" if self.passed else "❌ failed"
+        misfits = [e.name for e in self.examples if e.misfit]
+        if misfits:
+            verb = "does" if len(misfits) == 1 else "do"
+            verdict += f" ({_MARK[Status.MISFIT]} {', '.join(misfits)} {verb} not fit the board)"
         lines = [
             f"## Library check: {verdict}",
             "",
@@ -242,6 +253,13 @@ class CheckReport:
         if self.examples:
             lines += ["### Examples", ""]
             lines += table(["example", *STAGES], (_stage_cells(e) for e in self.examples))
+            if misfits:
+                lines += [
+                    "",
+                    f"{_MARK[Status.MISFIT]}: does not fit {self.board} (the static link's "
+                    "flash or RAM, or the Dynamic upload file or the loader's heap, is over "
+                    "the board's): no failure, and that link is not run.",
+                ]
             lines += ["", "### Sizes", ""]
             lines += table(
                 [
