@@ -16,7 +16,8 @@ import pytest
 import generator.commands.check as check_command
 from generator.boards import UNO_Q, Board, check_boards
 from generator.check.boardsdoc import boards_markdown
-from generator.check.compile import CompileResult
+from generator.check.compile import CompileResult, overflows
+from generator.check.compile import compile_example as real_compile
 from generator.check.dynamic import judge_dynamic
 from generator.check.expected import Expected
 from generator.check.report import CheckReport, ExampleReport
@@ -244,3 +245,68 @@ def test_the_boards_table_says_what_does_not_fit_and_by_how_much() -> None:
     entry["dynamic"] = DynamicSizes(242_440, 0, 3_133_440, (UNEXPORTED,)).to_dict()
     text = boards_markdown({"board": RW612.name, "examples": [entry]})
     assert "❌ AddModel: loader refused: rc -61, `sqrtf` not exported" in text
+
+
+#: arduino-cli's output for AddModel on the RA8D1, as its size check prints it
+#: (internal/arduino/builder/sizer.go `checkSize` at 30dd6b20), with the real run's figures.
+ARDUINO_CLI_TOO_BIG = (
+    "Sketch uses 122228 bytes (213%) of program storage space. Maximum is 57344 bytes.\n"
+    "Global variables use 2552 bytes (7%) of dynamic memory, leaving 30216 bytes for local "
+    "variables. Maximum is 32768 bytes.\n"
+    "Sketch too big; see https://support.arduino.cc/hc/en-us/articles/360013825179 for tips "
+    "on reducing it.\n"
+    "Error during build: text section exceeds available space in board\n"
+)
+
+
+def test_arduino_clis_size_check_gives_the_bytes_over() -> None:
+    assert overflows(ARDUINO_CLI_TOO_BIG) == {"FLASH": 122_228 - 57_344}
+    ram = (
+        "Sketch uses 20260 bytes (35%) of program storage space. Maximum is 57344 bytes.\n"
+        "Global variables use 40000 bytes (122%) of dynamic memory, leaving -7232 bytes for "
+        "local variables. Maximum is 32768 bytes.\n"
+        "Error during build: data section exceeds available space in board\n"
+    )
+    assert overflows(ram) == {"RAM": 7_232}
+    # The sizes alone (a build that fit) are no overflow.
+    assert overflows(ARDUINO_CLI_TOO_BIG.split("Sketch too big")[0]) == {}
+
+
+class _Failed:
+    ok, binary, size_report, line, objects = False, None, None, None, ()
+    log = ARDUINO_CLI_TOO_BIG
+
+
+class _TooBig:
+    """arduino-cli whose build fails its size check (`ARDUINO_CLI_TOO_BIG`)."""
+
+    name = "arduino-cli"
+
+    def build(self, plan: Any, out: Path, cache: Any) -> Any:
+        return _Failed()
+
+
+@pytest.mark.parametrize(
+    ("board", "status"), [(RA8D1, Status.MISFIT), (UNO_Q, Status.FAIL)], ids=["ra8d1", "unoq"]
+)
+def test_a_compile_over_the_boards_budget_does_not_fit_it_but_the_uno_q(
+    board: Board, status: Status, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def compile_example(toolchain: Any, plan: Any, out: Path, cache: Any, refusal: Any = None):  # type: ignore[no-untyped-def]
+        return real_compile(_TooBig(), plan, out, cache, refusal)  # type: ignore[arg-type]
+
+    plan = type("P", (), {"sketch_dir": "x", "library": tmp_path, "example": "AddModel"})()
+    monkeypatch.setattr(check_command, "plan_build", lambda library, name: plan)
+    monkeypatch.setattr(check_command, "compile_example", compile_example)
+    monkeypatch.setattr(check_command, "expected_refusal", lambda *a: None)
+    cache: Any = None
+    check = check_command._check_example
+    report = check(tmp_path, "AddModel", GCC_ARM, board, False, cache, tmp_path, Expected(("x",)))
+    compiled, sized = report.stage("compile"), report.stage("sizes")
+    assert compiled is not None and sized is not None
+    assert (
+        compiled.summary == "arduino-cli: does not fit the board: FLASH overflowed by 64,884 bytes"
+    )
+    assert (compiled.status, sized.status) == (status, status)
+    assert sized.summary == f"does not fit {board.name}: FLASH by 64,884 bytes"
+    assert report.passed is (status is Status.MISFIT)

@@ -1,6 +1,7 @@
 """Stage 2: compile an example for the UNO Q with a toolchain (`toolchains.py`), following the
-Arduino build rules (`plan.py`); a linker region overflow fails the stage, with the overflow
-in bytes.
+Arduino build rules (`plan.py`); a linker region overflow, or arduino-cli's size check over
+the board's budgets, fails the stage, with the overflow in bytes (`check` makes it "does not
+fit" on a board other than the UNO Q: `commands/check.py`).
 
 A sketch that does not fit the board (`generator.fit`: its model's arena is larger than the
 board's RAM for a sketch) must stop at compile time with its own `#error`, naming the board
@@ -41,11 +42,33 @@ REFUSED = "does not fit: refused at compile time by its own #error (as intended)
 _LATER = ("sizes", "dynamic", "run", "dynamic-run", "sanitize", "arena")
 
 _OVERFLOW = re.compile(r"region [`'](\w+)' overflowed by (\d+) bytes")
+#: arduino-cli's size check (internal/arduino/builder/sizer.go `checkSize`, arduino-cli at
+#: 30dd6b20): the sizes against the board's `upload.maximum_size` and
+#: `upload.maximum_data_size`, then this error when one is over, which fails the compile.
+_SIZER = {
+    "FLASH": (
+        "text section exceeds available space in board",
+        re.compile(r"Sketch uses (\d+) bytes \(\d+%\) of program storage space\. "
+                   r"Maximum is (\d+) bytes"),
+    ),
+    "RAM": (
+        "data section exceeds available space in board",
+        re.compile(r"Global variables use (\d+) bytes \(\d+%\) of dynamic memory, leaving "
+                   r"-?\d+ bytes for local variables\. Maximum is (\d+) bytes"),
+    ),
+}  # fmt: skip
 
 
 def overflows(log: str) -> dict[str, int]:
-    """Linker region overflows in `log`: region name (e.g. "FLASH", "RAM") -> bytes."""
-    return {m.group(1): int(m.group(2)) for m in _OVERFLOW.finditer(log)}
+    """Region overflows in `log`: region name (e.g. "FLASH", "RAM") -> bytes over, from the
+    linker's `region ... overflowed by N bytes`, else from arduino-cli's size check (a link
+    that fit the linker's regions but not the board's budgets)."""
+    found = {m.group(1): int(m.group(2)) for m in _OVERFLOW.finditer(log)}
+    for region, (error, sizes) in _SIZER.items():
+        m = sizes.search(log)
+        if region not in found and error in log and m and int(m.group(1)) > int(m.group(2)):
+            found[region] = int(m.group(1)) - int(m.group(2))
+    return found
 
 
 @dataclass

@@ -70,7 +70,7 @@ from generator.check.sketch import (
     sketch_expected,
     sketch_overlay,
 )
-from generator.check.stages import StageResult, Status, not_run_misfit
+from generator.check.stages import StageResult, Status, misfit_status, not_run_misfit
 from generator.check.toolchains import GCC_ARM, HOST, Toolchain, select_toolchain
 from generator.errors import FatalError
 from generator.lint import lint_library
@@ -502,6 +502,11 @@ def _check_example(
     # fit the board must stop with its own #error (generator/fit.py); then nothing else runs.
     refusal = expected_refusal(toolchain, plan, board)
     built = compile_example(toolchain, plan, work / name / toolchain.name, cache, refusal)
+    if refusal is None and built.overflow and built.stage.status is Status.FAIL:
+        # Over the board's flash or RAM (the linker's regions or arduino-cli's size check
+        # said), as the sizes stage will say: a misfit unless the board is the UNO Q. (A
+        # sketch that should have refused the board with its #error fails as it was.)
+        built.stage.status = misfit_status(board)
     report.stages.append(built.stage)
     if built.refused:
         report.stages += after_refusal(board.name, run)
