@@ -235,6 +235,47 @@ def test_prune_keeps_what_the_roots_link_and_deletes_the_rest(tmp_path: Path) ->
     )
 
 
+TIERED: dict[str, str] = {
+    "src/main.cpp": 'extern "C" int kernel(int);\nint entry(int v) { return kernel(v); }\n',
+    # CMSIS-NN's pattern: the kernel calls its helper only on a CPU with MVE.
+    "src/cmsis-nn/kernel.c": (
+        "int mve_helper(int);\n"
+        "int kernel(int v) {\n"
+        "#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)\n"
+        "  return mve_helper(v);\n"
+        "#else\n"
+        "  return v;\n"
+        "#endif\n"
+        "}\n"
+    ),
+    "src/cmsis-nn/mve_helper.c": "int mve_helper(int v) { return v + 1; }\n",
+    "src/cmsis-nn/unused.c": "int unused(int v) { return v; }\n",
+}
+
+
+@needs_arm_gcc
+def test_a_helper_only_the_mve_tier_calls_ships(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    write(lib, TIERED)
+    candidates = [lib / c for c in TIERED if c.startswith("src/cmsis-nn/")]
+    result = prune_unreachable(lib, candidates, tmp_path / "objects")
+    assert result.pruned == ("src/cmsis-nn/unused.c",)
+    assert dict(result.kept) == {
+        "src/cmsis-nn/kernel.c": "defines kernel",
+        "src/cmsis-nn/mve_helper.c": "defines mve_helper (the MVE (cortex-m55) tier)",
+    }
+    # The UNO Q alone (another target has no tiers) would have dropped it: the Helium
+    # build's link failure this rule fixes.
+    alone = tmp_path / "alone"
+    write(alone, TIERED)
+    only_m33 = dataclasses.replace(UNO_Q_TARGET, defines=(*UNO_Q_TARGET.defines, "-DX=1"))
+    pruned = prune_unreachable(
+        alone, [alone / c for c in TIERED if c.startswith("src/cmsis-nn/")], tmp_path / "o2",
+        only_m33,
+    )  # fmt: skip
+    assert pruned.pruned == ("src/cmsis-nn/mve_helper.c", "src/cmsis-nn/unused.c")
+
+
 @needs_arm_gcc
 def test_a_pruning_is_cached_by_the_content_it_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -12,7 +12,9 @@ A candidate ships when the linker could take it, found from the objects, not fro
 
 1. every root and candidate is compiled for the UNO Q (the target compiler and CPU flags of
    the check's `gcc-arm` toolchain, at `-O0` so every call the source makes is still in the
-   object, a superset of what any optimization level keeps);
+   object, a superset of what any optimization level keeps), and the sources CMSIS-NN's CPU
+   features change (`FEATURE_DEPENDENT`) again for each other capability tier
+   (`FEATURE_TARGETS`: scalar, MVE), whose kernels call helpers the UNO Q's DSP path does not;
 2. each object's global symbols are read with the toolchain's `nm` (mangled names, as the
    linker matches them) and its section names with `objdump -h`;
 3. from the roots, to a fixed point, a candidate is kept when it defines a symbol a kept
@@ -37,6 +39,7 @@ does not compile is kept (what it would define cannot be known).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -122,6 +125,32 @@ UNO_Q_TARGET = Target(
     defines=ARDUINO_DEFINES,
     includes=tuple(str(p) for p in CORE_INCLUDES),
 )
+
+
+def _with_cpu(cpu_flags: tuple[str, ...]) -> Target:
+    return dataclasses.replace(UNO_Q_TARGET, common=(*cpu_flags, "-O0"))
+
+
+#: The other CMSIS-NN capability tiers, each as a CPU the sources are also compiled for, by
+#: name: CMSIS-NN picks its kernels by the CPU's features (`arm_nn_math_types.h`: `ARM_MATH_DSP`
+#: when `__ARM_FEATURE_DSP`, `ARM_MATH_MVEI` when `__ARM_FEATURE_MVE & 1`), and each path calls
+#: its own helpers (the MVE depthwise convolution `arm_depthwise_conv_s8_opt` calls
+#: `arm_nn_depthwise_conv_nt_t_s8`, which the Cortex-M33's DSP path never does; pruned for
+#: the UNO Q alone, a Helium build failed to link). The UNO Q is the DSP tier. Scalar: the
+#: Nano RP2040 Connect's Cortex-M0+ (`generator.boards`); MVE: a Cortex-M55 with MVE, the
+#: stand-in for a Helium Cortex-M85 (no board of the table has MVE today; Debian's GCC 12 has
+#: no cortex-m85). A candidate ships when any tier links it.
+FEATURE_TARGETS: dict[str, Target] = {
+    "scalar (cortex-m0plus)": _with_cpu(("-mcpu=cortex-m0plus", "-mthumb", "-mfloat-abi=soft")),
+    "MVE (cortex-m55)": _with_cpu(("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard")),
+}
+#: The sources whose objects the CPU's features change, compiled again for each of
+#: `FEATURE_TARGETS`: CMSIS-NN's sources and the Cortex-M backend's ops, which include
+#: CMSIS-NN's headers and test `__ARM_FEATURE_MVE` themselves. No other
+#: source of the library tests a CPU feature macro (`grep -E "__ARM_FEATURE_(MVE|DSP)|
+#: ARM_MATH_(MVEI|DSP)"` over src/ at cff6f4dd finds only CMSIS-NN's headers and those ops);
+#: their UNO Q objects stand for every tier.
+FEATURE_DEPENDENT = re.compile(r"^src/(cmsis-nn|executorch/backends/cortex_m)/")
 
 
 @dataclass(frozen=True)
@@ -302,8 +331,9 @@ class Pruning:
         return (
             f"{len(self.pruned)} of {self.candidates} third-party and helper sources pruned: "
             f"nothing shipped links them (every source compiled with {self.compiler} at -O0 for "
-            f"the {UNO_Q.name}, symbols read with nm and followed to a fixed point from the "
-            f"{self.roots} other sources)"
+            f"the {UNO_Q.name} and the CMSIS-NN sources again for its scalar and MVE tiers, "
+            f"symbols read with nm and followed to a fixed point from the {self.roots} other "
+            "sources)"
         )
 
     @property
@@ -443,6 +473,9 @@ def _analyse(
         {r: compiled.symbols[r] for r in roots},
         {c: compiled.symbols[c] for c in pool if c in compiled.symbols},
     )
+    for tier, extra in _tiers(target).items():
+        for c, why in _tier_keeps(library, pool, roots, compiled, extra, objects).items():
+            kept.setdefault(c, f"{why} (the {tier} tier)")
     for c in pool:
         if c in compiled.failed:
             kept[c] = f"does not compile for {UNO_Q.name}: {_first_error(compiled.failed[c])}"
@@ -462,6 +495,34 @@ def _analyse(
     )
 
 
+def _tiers(target: Target) -> dict[str, Target]:
+    """The tiers compiled beside `target`: `FEATURE_TARGETS` for the UNO Q's, none for
+    another target (a test's host compiler has no CPU features to choose from)."""
+    return FEATURE_TARGETS if target == UNO_Q_TARGET else {}
+
+
+def _tier_keeps(
+    library: Path,
+    pool: list[str],
+    roots: list[str],
+    compiled: _Compiled,
+    target: Target,
+    objects: Path,
+) -> dict[str, str]:
+    """The candidates `target`'s CPU reaches (`reachable`), with the `FEATURE_DEPENDENT`
+    sources compiled for it and every other object as `compiled` (the UNO Q's) has it. A
+    source that does not compile for `target` keeps its UNO Q object."""
+    again = [u for u in [*roots, *pool] if FEATURE_DEPENDENT.search(u) and u in compiled.symbols]
+    if not again:
+        return {}
+    tier = _compile(library, again, target, objects)
+    symbols = {**compiled.symbols, **tier.symbols}
+    return reachable(
+        {r: symbols[r] for r in roots},
+        {c: symbols[c] for c in pool if c in symbols},
+    )
+
+
 def _delete(library: Path, pruned: Iterable[str]) -> None:
     """Remove the library-relative `pruned` sources and the folders they leave empty."""
     for rel in pruned:
@@ -477,6 +538,7 @@ def _pruning_key(library: Path, pool: list[str], target: Target) -> dict[str, ob
         "candidates": pool,
         "target": [list(target.argv(s)) for s in ("a.c", "a.cpp", "a.S")]
         + [target.nm, target.objdump],
+        "tiers": {name: list(t.argv("a.c")) for name, t in _tiers(target).items()},
         "compiler": target.version(),
         "core": [tree_hash(Path(i)) for i in target.includes],
         "code": code_version("build.prune", "toolchain.objcache"),
