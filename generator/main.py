@@ -279,6 +279,16 @@ def add_sync_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="toolchain back end `check` compiles with (default: auto)",
     )
     sync.add_argument("--no-run", action="store_true", help="let `check` skip the emulated run")
+    add_list_option(
+        sync,
+        "--board",
+        metavar="NAME",
+        type=_board_list,
+        help="boards `check` checks, as `check --board` takes them: keys of the board table "
+        "generator/boards.py, or all (default: unoq); unoq must be among them (the link-modes "
+        "section and the examples' header comments are the UNO Q's); the committed report, "
+        "the sizes and the boards table hold every board",
+    )
     sync.add_argument(
         "--keep-older",
         action="store_true",

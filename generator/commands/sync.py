@@ -36,11 +36,15 @@ from typing import Any, Literal, Protocol
 from git import GitCommandError, Repo
 
 from generator import git as g
+from generator.boards import UNO_Q, check_boards
 from generator.cache import default_cache_dir
 from generator.check.boardsdoc import boards_markdown
+from generator.check.compile import CompileResult
 from generator.check.linkmodes import link_modes_markdown, update_sketches
+from generator.check.report import CheckReport
+from generator.check.run import RunOutput
 from generator.commands.build import BuildOptions, BuildResult, build_library, options_from_args
-from generator.commands.check import run_check
+from generator.commands.check import board_data, board_keys, run_check
 from generator.compare import instruction_rows, size_rows
 from generator.errors import FatalError
 from generator.facts import facts_in_folder
@@ -62,8 +66,8 @@ from generator.sync.body import (
     PullRequestFacts,
     commit_message,
     emulated_runs,
+    fitting_body,
     pr_title,
-    render_body,
     workflow_token_note,
 )
 from generator.sync.github import (
@@ -76,7 +80,7 @@ from generator.sync.github import (
     redact,
 )
 from generator.sync.inputs import check_api_url, check_base
-from generator.sync.report import committed_report
+from generator.sync.report import board_part, committed_report
 from generator.sync.tree import replace_generated
 from generator.sync.upstream import arduino_changes
 from generator.sync.version import (
@@ -126,6 +130,10 @@ class SyncOptions:
         api_url: GitHub REST API root (GitHub Enterprise: https://HOST/api/v3).
         identity: author and committer of the sync commit.
         compiler, run: passed on to `check` (toolchain back end; whether to run emulated).
+        boards: the boards `check` checks, as `check --board` takes them (keys of
+            `generator.boards.check_boards`, or `all`; `sync_board_keys`); `unoq` must be
+            among them: the link-modes section and the examples' header comments are the UNO
+            Q's loader verdicts. More than one: the report is `board_data`'s merged one.
         work_dir: where the clone and the build go and stay (for inspection); None: a
             temporary folder, removed at the end.
         keep_older: leave the other open sync pull requests open (default: close them as
@@ -154,6 +162,7 @@ class SyncOptions:
     )
     compiler: str = "auto"
     run: bool = True
+    boards: tuple[str, ...] = (UNO_Q.key,)
     work_dir: Path | None = None
     keep_older: bool = False
     recreate: bool = False
@@ -228,6 +237,7 @@ def sync(args: argparse.Namespace) -> int:
         identity=g.Identity(args.bot_name or DEFAULT_BOT_NAME, args.bot_email or DEFAULT_BOT_EMAIL),
         compiler=args.compiler,
         run=not args.no_run,
+        boards=tuple(args.board or (UNO_Q.key,)),
         keep_older=args.keep_older,
         recreate=args.recreate,
         workflow_token=args.workflow_token,
@@ -259,13 +269,72 @@ def _default_build(options: BuildOptions, out: Path) -> BuildResult:
     return build_library(options, out)
 
 
+def sync_board_keys(values: Collection[str]) -> list[str]:
+    """The keys of the boards sync checks, in order: `values` as `check --board` takes them
+    (`generator.commands.check.board_keys`: keys of `check_boards()`, `all` for every one).
+
+    Raises:
+        FatalError: a key the board table lacks, or no `unoq` among them (the pull request's
+            link-modes section and the examples' header comments are the UNO Q's).
+    """
+    keys = board_keys(list(values), check_boards())
+    if UNO_Q.key not in keys:
+        raise FatalError(
+            "sync writes the link-modes section and the examples' header comments from the "
+            f"UNO Q's check: add {UNO_Q.key} to --board (e.g. --board {UNO_Q.key},{keys[0]}, "
+            "or all)"
+        )
+    return keys
+
+
+@dataclass(frozen=True)
+class BoardsReport:
+    """The check of several boards as one report (`CheckReportLike`): each board's
+    `CheckReport` by key, in the order checked; its JSON is `board_data`'s."""
+
+    reports: list[tuple[str, CheckReport]]
+
+    @property
+    def passed(self) -> bool:
+        return all(report.passed for _, report in self.reports)
+
+    def to_markdown(self) -> str:
+        return "\n".join(report.to_markdown() for _, report in self.reports)
+
+    def to_dict(self) -> dict[str, Any]:
+        return board_data(self.reports, check_boards())
+
+
 def _default_check(library: Path, options: SyncOptions) -> CheckReportLike:
-    return run_check(
-        library,
-        examples=list(options.build.examples) if options.build.examples else None,
-        compiler=options.compiler,
-        run=options.run,
-        cache_dir=options.build.cache_dir,
+    keys = sync_board_keys(options.boards)
+    examples = list(options.build.examples) if options.build.examples else None
+    if keys == [UNO_Q.key]:
+        # The one report as sync always committed it (no "boards", no per-entry "board").
+        return run_check(
+            library,
+            examples=examples,
+            compiler=options.compiler,
+            run=options.run,
+            cache_dir=options.build.cache_dir,
+        )
+    table = check_boards()
+    host_runs: dict[str, tuple[CompileResult, RunOutput | None]] = {}
+    return BoardsReport(
+        [
+            (
+                key,
+                run_check(
+                    library,
+                    examples=examples,
+                    compiler=options.compiler,
+                    run=options.run,
+                    cache_dir=options.build.cache_dir,
+                    board=table[key],
+                    host_runs=host_runs,
+                ),
+            )
+            for key in keys
+        ]
     )
 
 
@@ -362,6 +431,7 @@ def _run_sync(
         refuse_credentials(options.remote, "--remote")
     refuse_credentials(options.build.executorch_repo, "--executorch-repo")
     check_base(options.base)
+    sync_board_keys(options.boards)
     g.check_identity(options.identity)
     if options.build.library_version is not None:
         check_explicit_version(options.build.library_version)
@@ -472,7 +542,9 @@ def _sync_in(run: _Run, remote: str, source: str) -> SyncResult:
     changes = g.staged_changes(clone.lib, clone.base_rev, GENERATED_PATHS, run.genv)
 
     facts = _facts(run, clone, built, branch, changes, report, report_dict)
-    body = render_body(facts)
+    body, left_out = fitting_body(facts, UNO_Q.name)
+    if left_out:
+        run.say(f"the pull request body leaves out {' and '.join(left_out)} to fit GitHub's limit")
     title = pr_title(facts)
     if options.dry_run or run.gh is None:
         also = "" if options.keep_older else ", and close the other open sync pull requests"
@@ -705,8 +777,9 @@ def _check(run: _Run, clone: _Clone, built: BuildResult) -> tuple[CheckReportLik
     report_path = clone.worktree / CHECK_REPORT_FILE
     report_path.parent.mkdir(parents=True, exist_ok=True)
     report_path.write_text(json.dumps(report_dict, indent=2, sort_keys=True) + "\n")
-    # What each core's loader does with each example goes into its header comment.
-    update_sketches(clone.worktree / "examples", report_dict)
+    # What each core's loader does with each example goes into its header comment: the UNO
+    # Q's verdicts (the comment names no board).
+    update_sketches(clone.worktree / "examples", board_part(report_dict, UNO_Q.key))
     if not report.passed:
         run.emit(report.to_markdown())
         raise FatalError(
@@ -741,7 +814,7 @@ def _facts(
     for status, path in changes:
         by_status.setdefault(status, []).append(path)
     return PullRequestFacts(
-        link_modes=link_modes_markdown(report_dict),
+        link_modes=link_modes_markdown(board_part(report_dict, UNO_Q.key)),
         boards=boards_markdown(report_dict),
         ref=built.ref,
         sha=built.sha,

@@ -7,7 +7,7 @@ Rendering is a pure step: `PullRequestFacts` in, text out (the Jinja2 template
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from generator.build.render import render
@@ -20,6 +20,7 @@ from generator.compare import (
     kernels_only_in,
     size_table,
 )
+from generator.errors import FatalError
 from generator.markdown import code_fence, signed
 from generator.sync.upstream import UpstreamChanges, inline_code, is_sha, upstream_markdown
 
@@ -30,24 +31,41 @@ PULL_REQUEST_TEMPLATE = "pr_body.md.jinja"
 MAX_LINES = 40
 MAX_LINE = 200
 
+#: The longest body GitHub takes: it refuses a longer one with 422 "body is too long (maximum
+#: is 65536 characters)" (the API's error, quoted in renovatebot/renovate#2032). Whether it
+#: counts characters or bytes is not documented (release-plz/release-plz#1716), so the body
+#: is kept within this many UTF-8 bytes, the stricter reading.
+MAX_BODY = 65_536
+
 
 def emulated_runs(report: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     """(example, last output lines) of each emulated run in a check report.
 
     Reads `examples[].runs[]` entries with `kind == "emulated"` and their `last_lines`
-    (the shape of `generator.check.report.CheckReport.to_dict()`).
+    (the shape of `generator.check.report.CheckReport.to_dict()`). In a report of more than
+    one board (`generator.commands.check.board_data`) the example is named with its board's
+    name, "AddModel (Arduino Giga R1)".
     """
+    boards = report.get("boards")
+    names = (
+        {b.get("key"): b.get("name") for b in boards if isinstance(b, Mapping)}
+        if isinstance(boards, list) and len(boards) > 1
+        else {}
+    )
     found: list[tuple[str, list[str]]] = []
     for example in report.get("examples") or []:
         if not isinstance(example, dict):
             continue
+        name = str(example.get("example") or example.get("name"))
+        if names:
+            name += f" ({names.get(example.get('board')) or example.get('board')})"
         for run in example.get("runs") or []:
             if isinstance(run, dict) and run.get("kind") == "emulated":
                 # The tail is enough for a reviewer and keeps the body far below GitHub's
                 # 65,536-character limit; the full output is in the check report.
                 lines = [str(line)[:MAX_LINE] for line in run.get("last_lines") or []]
                 lines = lines[-MAX_LINES:]
-                found.append((str(example.get("example") or example.get("name")), lines))
+                found.append((name, lines))
     return found
 
 
@@ -186,3 +204,45 @@ def render_body(facts: PullRequestFacts) -> str:
         fence=code_fence,
         upstream=upstream_markdown(facts.upstream) if facts.upstream is not None else "",
     )
+
+
+def too_long_note(check_markdown: str) -> str:
+    """What the body says instead of the full check report when that does not fit."""
+    return (
+        f"The full check report ({len(check_markdown):,} characters) does not fit in a pull "
+        "request body: it is in `extras/check_report.json` of this branch, and (in the Sync "
+        "workflow) in the summary of the run that opened this pull request."
+    )
+
+
+def fitting_body(facts: PullRequestFacts, board: str) -> tuple[str, list[str]]:
+    """The body for `facts` (`render_body`), shortened until it fits in `MAX_BODY` UTF-8
+    bytes: first the full check report gives way to `too_long_note`, then the emulated run
+    output keeps only the runs of `board` (a board's name, "Arduino UNO Q", as
+    `emulated_runs` names a run of a report of several boards).
+
+    Returns:
+        the body, and what was left out of it, in words (empty when nothing was).
+    Raises:
+        FatalError: it does not fit even so (a check of many boards and examples).
+    """
+    left_out: list[str] = []
+    body = render_body(facts)
+    if len(body.encode("utf-8")) > MAX_BODY:
+        facts = replace(facts, check_markdown=too_long_note(facts.check_markdown))
+        left_out.append("the full check report")
+        body = render_body(facts)
+    kept = [run for run in facts.runs if run[0].endswith(f" ({board})")]
+    if len(body.encode("utf-8")) > MAX_BODY and kept != facts.runs:
+        facts = replace(facts, runs=kept)
+        left_out.append(f"the emulated run output of every board but the {board}")
+        body = render_body(facts)
+    size = len(body.encode("utf-8"))
+    if size > MAX_BODY:
+        raise FatalError(
+            f"the pull request body would be {size:,} bytes even without "
+            f"{' and '.join(left_out)}, over GitHub's {MAX_BODY:,}: "
+            "check fewer boards (--board) or fewer examples (--examples); no pull request was "
+            "opened or updated"
+        )
+    return body, left_out
