@@ -452,8 +452,11 @@ def test_sync_runs_by_hand_on_a_repository_dispatch_and_on_an_opt_in_schedule(
     assert sync["on"]["repository_dispatch"] == {"types": ["executorch-release"]}
     assert sync["on"]["schedule"] == [{"cron": "41 5 * * *"}]
     inputs = sync["on"]["workflow_dispatch"]["inputs"]
-    assert set(inputs) == {"executorch_ref", "library_version", "recreate", "keep_older"}
+    assert set(inputs) == {"executorch_ref", "library_version", "recreate", "keep_older", "boards"}
     assert inputs["recreate"]["type"] == inputs["keep_older"]["type"] == "boolean"
+    assert inputs["boards"]["type"] == "string" and inputs["boards"]["default"] == "unoq"
+    assert inputs["boards"]["required"] is False
+    assert "all for every board" in inputs["boards"]["description"]
     assert inputs["executorch_ref"]["default"] == "main"
     assert inputs["library_version"]["required"] is False
     ref = sync["jobs"]["ref"]
@@ -1146,21 +1149,31 @@ def test_hostile_values_stay_one_argument(
 
 
 @pytest.mark.parametrize(
-    ("source", "version", "extra"),
+    ("source", "version", "boards", "extra"),
     [
-        ("workflow", "", ["--workflow-token"]),
-        ("app", "1.2.3", ["--library-version=1.2.3", "--app-id", "Iv23liABC"]),
-        ("secret", "", []),
+        ("workflow", "", "", ["--workflow-token"]),
+        ("app", "1.2.3", "", ["--library-version=1.2.3", "--app-id", "Iv23liABC"]),
+        ("secret", "", "", []),
+        ("secret", "", "unoq", ["--board=unoq"]),
+        ("secret", "", "unoq,giga", ["--board=unoq,giga"]),
+        ("secret", "", "all", ["--board=all"]),
+        ("secret", "", "--help", ["--board=--help"]),  # one value, never an option of its own
     ],
 )
 def test_sync_passes_the_inputs_and_the_workflow_token_flag(
-    tmp_path: Path, rendered: dict[str, str], source: str, version: str, extra: list[str]
+    tmp_path: Path,
+    rendered: dict[str, str],
+    source: str,
+    version: str,
+    boards: str,
+    extra: list[str],
 ) -> None:
     sync = parsed(rendered["sync.yml"])
     step = step_named(sync, "sync", "Sync")
+    assert step["env"]["BOARDS"] == "${{ inputs.boards }}"
     env, _ = _step_env(sync, sync["jobs"]["sync"], step, "", tmp_path)
     env.update(EXECUTORCH_REF="v1.5.1", LIBRARY_VERSION=version, TOKEN_SOURCE=source,
-               SYNC_APP_ID="Iv23liABC", HOME="/home/runner")  # fmt: skip
+               SYNC_APP_ID="Iv23liABC", HOME="/home/runner", BOARDS=boards)  # fmt: skip
     proc = _run(tmp_path, step["run"], env)
     assert proc.returncode == 0, proc.stderr
     [argv] = [a for a in _calls(tmp_path / "log") if a[0] == "python"]
