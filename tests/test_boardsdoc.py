@@ -145,6 +145,23 @@ def test_every_other_board_is_not_checked_never_supported() -> None:
     assert len([line for line in text.splitlines() if "| not checked" in line]) == 12
 
 
+def test_the_other_boards_sentence_is_only_there_while_a_board_is_unchecked() -> None:
+    assert "On the other boards of the `arduino:zephyr` core nothing was checked" in (
+        boards_markdown(REPORT)
+    )
+    every = {
+        **REPORT,
+        "boards": [
+            {"key": b.key, "name": b.name, "fqbn": b.fqbn(), "emulator": b.emulator, "cpu": b.cpu}
+            for b in ZEPHYR_BOARDS.values()
+        ],
+        "examples": [{**REPORT["examples"][0], "board": b.key} for b in ZEPHYR_BOARDS.values()],
+    }
+    text = boards_markdown(every)
+    assert "nothing was checked" not in text and "| not checked" not in text
+    assert "That is every board of the `arduino:zephyr` core's table." in text
+
+
 def test_without_a_report_no_board_is_checked_and_the_section_says_how_to_fill_it() -> None:
     text = boards_markdown({})
     assert "Checked: none." in text and "✅" not in text and "|" not in text
