@@ -305,6 +305,22 @@ class Runner:
         )
 
 
+def with_fakes(runner: Runner) -> Any:
+    """`run_sync` with `runner`'s build, check and GitHub, for a test that drives sync through
+    `generator.main.main` (monkeypatched over `generator.commands.sync.run_sync`)."""
+
+    def run(options: SyncOptions, token: str | None, **_: Any) -> SyncResult:
+        return run_sync(
+            options,
+            token,
+            build=runner.build,
+            check=runner.check,
+            connect=lambda url, repo, tok: GitHubRepo(url, repo, tok, throttle=False),
+        )
+
+    return run
+
+
 def writes(fake: FakeGitHub) -> list[tuple[str, str, int]]:
     return [r for r in fake.requests if r[0] in ("POST", "PATCH")]
 

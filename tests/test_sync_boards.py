@@ -14,7 +14,16 @@ from typing import Any, cast
 
 import pytest
 from github_fake import FakeGitHub
-from sync_fixtures import SHA_OLD, TOKEN, Runner, branch_of, branches, report_in, show
+from sync_fixtures import (
+    SHA_OLD,
+    TOKEN,
+    Runner,
+    branch_of,
+    branches,
+    report_in,
+    show,
+    with_fakes,
+)
 
 from generator.boards import check_boards
 from generator.check.cores import PINNED_CORE
@@ -24,11 +33,10 @@ from generator.check.run import RunOutput
 from generator.check.sizes import CoreVerdict, DynamicSizes, Sizes
 from generator.check.stages import StageResult, Status
 from generator.commands import sync as command
-from generator.commands.sync import BoardsReport, SyncOptions, SyncResult, run_sync, sync_board_keys
+from generator.commands.sync import BoardsReport, SyncOptions, sync_board_keys
 from generator.errors import FatalError
 from generator.main import main
 from generator.sync.body import MAX_BODY, PullRequestFacts, fitting_body, too_long_note
-from generator.sync.github import GitHubRepo
 from generator.sync.report import board_part
 
 #: What each board's loader does with AddModel: the UNO Q's loads it, the Giga's refuses it.
@@ -139,16 +147,7 @@ def test_boards_without_unoq_are_refused_before_building(
 ) -> None:
     refs = branches(remote)
 
-    def with_fakes(options: SyncOptions, token: str | None, **kw: Any) -> SyncResult:
-        return run_sync(
-            options,
-            token,
-            build=sync.build,
-            check=sync.check,
-            connect=lambda url, repo, tok: GitHubRepo(url, repo, tok, throttle=False),
-        )
-
-    monkeypatch.setattr(command, "run_sync", with_fakes)
+    monkeypatch.setattr(command, "run_sync", with_fakes(sync))
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     argv = ["sync", "--repo", "acme/ExecuTorch", "--remote", str(remote), "--api-url", fake.url]
     with pytest.raises(SystemExit) as exit_info:
