@@ -59,7 +59,7 @@ from generator.check.cores import (
     CoreFacts,
 )
 from generator.check.link import LinkLine
-from generator.check.llext import ENOMEM, Loaded, LoadError, load, short_branches_out
+from generator.check.llext import ENODATA, ENOMEM, Loaded, LoadError, load, short_branches_out
 from generator.check.sizes import CoreVerdict, DynamicSizes
 from generator.check.stages import StageResult, Status, misfit_status
 from generator.check.toolchains import GCC_ARM, GccToolchain
@@ -466,8 +466,19 @@ def judge_dynamic(sizes: DynamicSizes, board: Board) -> StageResult:
             f"does not fit {board.name} when linked Dynamic: flash overflowed by "
             f"{sizes.overflow:,} bytes ({summary})"
         )
-    # Only a heap too small (ENOMEM) is the board's size; any other refusal (-61: a symbol
-    # the firmware does not export, -8: a relocation) is a loader that cannot link it.
+    # A symbol not exported (-61) is judged with the UNO Q firmware's export table (the only
+    # one read, generator/check/cores/); on another board that is no verdict: its firmware's
+    # table was not read (the Nano RP2040 Connect's Cortex-M0+ code calls libgcc's Thumb-1
+    # `__gnu_thumb1_case_uqi`, which a Cortex-M33 firmware has no reason to export).
+    if refused is not None and refused.errno == ENODATA and board != UNO_Q:
+        summary = (
+            f"unknown for {board.name}: {summary}; that is the UNO Q firmware's export table, "
+            f"the only one read: {board.name}'s was not read"
+        )
+        return StageResult("dynamic", Status.SKIP, summary, f"{details}\n\n{log}")
+    # Only a heap too small (ENOMEM) is the board's size; any other refusal (-61 on the UNO
+    # Q: a symbol the firmware does not export, -8: a relocation) is a loader that cannot
+    # link it.
     if refused is not None and refused.errno != ENOMEM:
         return StageResult("dynamic", Status.FAIL, summary, f"{details}\n\n{log}")
     if sizes.overflow:
