@@ -128,3 +128,32 @@ def test_the_run_stages_are_skipped_with_the_reason_and_never_pass(
     # The example's own compile is the firmware (one gcc-arm build, M0+ flags), then the host's.
     assert [t.name for t in compiled] == ["gcc-arm", "host"]
     assert compiled[0].common[0] == "-mcpu=cortex-m0plus"
+
+
+@needs_gcc
+def test_the_dynamic_trampolines_are_the_boards_own_code(tmp_path: Path) -> None:
+    """The Dynamic link's long-call trampolines are assembled for the board's CPU: Thumb-1
+    (no movw/movt, which ARMv6-M lacks) and soft float on the M0+, as before on the UNO Q."""
+    from generator.boards import UNO_Q
+    from generator.check.dynamic import _wrappers_archive
+    from generator.check.toolchains import GCC_ARM
+
+    m0 = check_boards()["nano_connect"]
+    names = ("malloc", "memcpy")
+    dumps = {}
+    for board in (m0, UNO_Q):
+        archive = _wrappers_archive(names, tmp_path / board.key, GCC_ARM, board)
+        assert archive is not None and archive.is_file()
+        dumps[board.key] = subprocess.run(
+            ["arm-none-eabi-objdump", "-d", str(archive)], capture_output=True, text=True,
+            check=True,
+        ).stdout  # fmt: skip
+        attributes = subprocess.run(
+            ["arm-none-eabi-readelf", "-A", str(archive)], capture_output=True, text=True,
+            check=True,
+        ).stdout  # fmt: skip
+        arch = "v6S-M" if board is m0 else "v8-M.mainline"
+        assert f"Tag_CPU_arch: {arch}" in attributes
+    assert "movw" not in dumps["nano_connect"] and "movt" not in dumps["nano_connect"]
+    assert "push\t{r0, r1}" in dumps["nano_connect"] and "pop\t{r0, pc}" in dumps["nano_connect"]
+    assert dumps["unoq"].count("movw") == 2 and dumps["unoq"].count("bx\tip") == 2

@@ -140,9 +140,20 @@ def _exports_map(core: CoreFacts) -> dict[str, int]:
     return {name: EXPORTS_BASE + 16 * i + 1 for i, name in enumerate(names)}
 
 
-def wrappers_source(names: tuple[str, ...]) -> str:
+#: CPUs without Thumb-2's `movw`/`movt` (ARMv6-M), whose trampolines load the address from a
+#: literal instead (`wrappers_source`).
+THUMB1_CPUS = frozenset({"cortex-m0", "cortex-m0plus", "cortex-m1"})
+
+
+def wrappers_source(names: tuple[str, ...], thumb1: bool = False) -> str:
     """Thumb assembly defining each of `names` as a long-call trampoline to `__real_<name>`,
-    each in a section of its own (so the link keeps only those called)."""
+    each in a section of its own (so the link keeps only those called).
+
+    Thumb-2 (`thumb1` False): `movw`/`movt` into r12, `bx r12`. ARMv6-M has neither
+    instruction nor a load into r12, so there the trampoline makes room on the stack, loads the
+    address into r0 from a literal (an R_ARM_ABS32 the loader applies), stores it over the
+    slot and pops r0 and pc: r0-r3 reach `__real_<name>` unchanged.
+    """
     out = ["\t.syntax unified", "\t.thumb"]
     for name in names:
         out += [
@@ -151,20 +162,35 @@ def wrappers_source(names: tuple[str, ...]) -> str:
             f"\t.type {name}, %function",
             "\t.thumb_func",
             f"{name}:",
-            f"\tmovw r12, #:lower16:__real_{name}",
-            f"\tmovt r12, #:upper16:__real_{name}",
-            "\tbx r12",
-            f"\t.size {name}, . - {name}",
         ]
+        if thumb1:
+            out += [
+                "\tpush {r0, r1}",
+                f"\tldr r0, =__real_{name}",
+                "\tstr r0, [sp, #4]",
+                "\tpop {r0, pc}",
+                "\t.ltorg",
+            ]
+        else:
+            out += [
+                f"\tmovw r12, #:lower16:__real_{name}",
+                f"\tmovt r12, #:upper16:__real_{name}",
+                "\tbx r12",
+            ]
+        out.append(f"\t.size {name}, . - {name}")
     return "\n".join(out) + "\n"
 
 
-def _wrappers_archive(names: tuple[str, ...], work: Path, toolchain: GccToolchain) -> Path | None:
-    """`names`' trampolines assembled into an archive under `work` (reused by content)."""
+def _wrappers_archive(
+    names: tuple[str, ...], work: Path, toolchain: GccToolchain, board: Board
+) -> Path | None:
+    """`names`' trampolines assembled for `board`'s CPU (its flags: its float ABI and, on
+    ARMv6-M, Thumb-1 code) into an archive under `work` (reused by content)."""
     if not names:
         return None
-    source = wrappers_source(names)
-    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    source = wrappers_source(names, thumb1=board.cpu in THUMB1_CPUS)
+    flags = list(board.cpu_flags)
+    digest = hashlib.sha256(repr((source, flags)).encode()).hexdigest()[:16]
     archive = work / f"llext_wrappers-{digest}.a"
     if archive.is_file():
         return archive
@@ -173,7 +199,7 @@ def _wrappers_archive(names: tuple[str, ...], work: Path, toolchain: GccToolchai
     asm.write_text(source, encoding="utf-8")
     obj = asm.with_suffix(".o")
     subprocess.run(
-        [toolchain.cc, *GCC_ARM.common[:4], "-c", str(asm), "-o", str(obj)],
+        [toolchain.cc, *flags, "-c", str(asm), "-o", str(obj)],
         check=True,
         capture_output=True,
     )
@@ -293,7 +319,7 @@ def _link(
     tag = hashlib.sha256(repr(flavour).encode()).hexdigest()[:8]
     work = out_dir / f"link-{tag}"
     work.mkdir(parents=True, exist_ok=True)
-    wrappers = _wrappers_archive(flavour.wrapped, out_dir, GCC_ARM)
+    wrappers = _wrappers_archive(flavour.wrapped, out_dir, GCC_ARM, board)
     debug = work / f"{name}_debug.elf"
     if flavour.rodata_split:
         temp = work / f"{name}_temp.elf"
