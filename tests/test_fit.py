@@ -217,6 +217,7 @@ def test_a_refusing_compile_passes_the_stage_and_skips_the_rest(
         "not built: the sketch does not fit the Arduino UNO R4 WiFi (see compile)"
     )
     assert report.runs == [] and report.sizes is None
+    assert report.misfit  # the report's verdict names it among the examples that do not fit
     assert [s.stage for s in after_refusal("X", run=False)] == ["sizes", "dynamic"]
 
 

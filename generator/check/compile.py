@@ -19,7 +19,7 @@ from pathlib import Path
 from generator import fit
 from generator.boards import Board
 from generator.check.plan import BuildPlan, plan_build
-from generator.check.stages import StageResult, Status
+from generator.check.stages import REFUSED, StageResult, Status
 from generator.check.toolchains import Build, Toolchain, board_defines
 from generator.toolchain.objcache import ObjectCache
 
@@ -36,7 +36,6 @@ __all__ = [
 ]
 
 #: The compile stage's verdict for a sketch that refused the board as it should.
-REFUSED = "does not fit: refused at compile time by its own #error (as intended)"
 #: The stages after "compile" (`report.STAGES`), skipped once the sketch refused the board;
 #: without a run, only the first two run at all.
 _LATER = ("sizes", "dynamic", "run", "dynamic-run", "sanitize", "arena")

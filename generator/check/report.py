@@ -49,7 +49,7 @@ from generator.check.arena import ArenaFigures
 from generator.check.linkmodes import link_modes_markdown
 from generator.check.run import EMULATED_KINDS, RunOutput
 from generator.check.sizes import CoreVerdict, DynamicSizes, Sizes
-from generator.check.stages import StageResult, Status
+from generator.check.stages import REFUSED, StageResult, Status
 from generator.check.timing import RESOLUTION_INSTRUCTIONS, InferenceTiming, parse_inferences
 from generator.markdown import code_fence, table
 from generator.toolchain.objcache import CacheStats
@@ -99,8 +99,12 @@ class ExampleReport:
 
     @property
     def misfit(self) -> bool:
-        """True when a stage found the example does not fit the board (`Status.MISFIT`)."""
-        return any(s.status is Status.MISFIT for s in self.stages)
+        """True when a stage found the example does not fit the board (`Status.MISFIT`), or
+        its compile stopped at its own board-fit `#error` (`stages.REFUSED`)."""
+        return any(
+            s.status is Status.MISFIT or (s.stage == "compile" and s.summary == REFUSED)
+            for s in self.stages
+        )
 
     def stage(self, name: str) -> StageResult | None:
         """The result of stage `name`, or None when it did not run."""

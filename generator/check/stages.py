@@ -35,6 +35,10 @@ from typing import Any
 
 from generator.boards import UNO_Q, Board
 
+#: The compile stage's verdict on a sketch that refused the board with its own board-fit
+#: `#error` (`generator.check.compile.judge_refusal`): a pass, and the example does not fit.
+REFUSED = "does not fit: refused at compile time by its own #error (as intended)"
+
 
 class Status(StrEnum):
     """Outcome of one stage."""
