@@ -28,7 +28,8 @@
 // small, begin() fails and says so; the "Arena:" line shows what the model took.
 // The arena comes from malloc, not a static array: in the Dynamic link mode
 // (the IDE's default) the board's loader copies a sketch's static data into its
-// LLEXT heap (128 KiB on cores before mid-2026), while malloc takes from the
+// LLEXT heap (the UNO Q's: 128 KiB on cores before mid-2026; every board's: see
+// the README's Boards section), while malloc takes from the
 // firmware's own C heap. If malloc fails, begin() says the arena is too small.
 static const size_t kArenaBytes = model_pte_arena_bytes;
 static uint8_t* const arena = static_cast<uint8_t*>(malloc(kArenaBytes));

@@ -38,11 +38,12 @@ static const size_t kLabelCount = sizeof(kLabels) / sizeof(kLabels[0]);
 // model_pte_arena_bytes in model.h, derived from the .pte when model.h was
 // written (30,150 bytes on a 32-bit board at ExecuTorch cff6f4dd; a smaller
 // arena fails load_method with MemoryAllocationFailed). The Zephyr core keeps
-// its own stack and heap in the same 256 KB of RAM, so the arena takes exactly
-// what the model needs.
+// its own stack and heap in the same RAM (256 KB on the UNO Q), so the arena
+// takes exactly what the model needs.
 // The arena comes from malloc, not a static array: in the Dynamic link mode
 // (the IDE's default) the board's loader copies a sketch's static data into its
-// LLEXT heap (128 KiB on cores before mid-2026), while malloc takes from the
+// LLEXT heap (the UNO Q's: 128 KiB on cores before mid-2026; every board's: see
+// the README's Boards section), while malloc takes from the
 // firmware's own C heap. If malloc fails, begin() says the arena is too small.
 static const size_t kArenaBytes = model_pte_arena_bytes;
 static uint8_t* const arena = static_cast<uint8_t*>(malloc(kArenaBytes));
