@@ -237,6 +237,16 @@ def test_the_readme_section_is_replaced_between_its_markers(tmp_path: Path) -> N
     readme.write_text(f"{END}\n{BEGIN}\n", encoding="utf-8")  # wrong order
     with pytest.raises(FatalError, match="has no boards section"):
         boardsdoc.update_readme(readme, REPORT)
+    # Nested in the link-modes section: refused before anything is written (it was an
+    # AssertionError after the whole check had run).
+    nested = f"{linkmodes.BEGIN}\n{BEGIN}\n{END}\n{linkmodes.END}\n"
+    readme.write_text(nested, encoding="utf-8")
+    with pytest.raises(FatalError, match="boards section and link-modes section overlap"):
+        boardsdoc.check_readme(readme)
+    assert readme.read_text(encoding="utf-8") == nested
+    readme.write_text(f"{BEGIN}\n{END}\n{BEGIN}\n{END}\n", encoding="utf-8")
+    with pytest.raises(FatalError, match=r"has the line .* 2 times; keep one"):
+        boardsdoc.check_readme(readme)
 
 
 def _report(key: str, verdict: CoreVerdict) -> CheckReport:

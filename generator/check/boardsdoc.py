@@ -21,6 +21,8 @@ from typing import Any
 from generator.atomic import write_atomic
 from generator.boards import EMULATORS, ZEPHYR_BOARDS, ZephyrBoard, check_boards, cpu_name
 from generator.check.cores import PINNED_CORE
+from generator.check.linkmodes import BEGIN as LINK_BEGIN
+from generator.check.linkmodes import END as LINK_END
 from generator.check.linkmodes import reason, replace_section
 from generator.errors import FatalError
 from generator.markdown import table
@@ -360,6 +362,19 @@ def check_readme(readme: Path, text: str | None = None) -> str:
             f"--update-docs: {readme} has no boards section (the lines {BEGIN!r} and "
             f"{END!r}, in that order); a README the generator renders has them: rebuild the "
             "library, or add the two lines where the section goes"
+        )
+    twice = [m for m in (BEGIN, END, LINK_BEGIN, LINK_END) if text.count(m) > 1]
+    if twice:
+        raise FatalError(
+            f"--update-docs: {readme} has the line {twice[0]!r} {text.count(twice[0])} times; "
+            "keep one of each section's markers (only the first pair would be written)"
+        )
+    ours = (text.find(BEGIN), text.find(END))
+    theirs = (text.find(LINK_BEGIN), text.find(LINK_END))
+    if theirs[0] >= 0 and theirs[1] >= 0 and ours[0] < theirs[1] and theirs[0] < ours[1]:
+        raise FatalError(
+            f"--update-docs: {readme}'s boards section and link-modes section overlap (one's "
+            "markers lie inside the other's); move them apart, each pair around its own section"
         )
     return text
 
