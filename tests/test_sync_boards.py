@@ -28,7 +28,7 @@ from sync_fixtures import (
 from generator.boards import check_boards
 from generator.check.cores import PINNED_CORE
 from generator.check.linkmodes import SKETCH_BEGIN, SKETCH_END
-from generator.check.report import CheckReport, ExampleReport
+from generator.check.report import CheckReport, ExampleReport, board_part
 from generator.check.run import RunOutput
 from generator.check.sizes import CoreVerdict, DynamicSizes, Sizes
 from generator.check.stages import StageResult, Status
@@ -37,7 +37,6 @@ from generator.commands.sync import BoardsReport, SyncOptions, sync_board_keys
 from generator.errors import FatalError
 from generator.main import main
 from generator.sync.body import MAX_BODY, PullRequestFacts, fitting_body, too_long_note
-from generator.sync.report import board_part
 
 #: What each board's loader does with AddModel: the UNO Q's loads it, the Giga's refuses it.
 VERDICTS = {

@@ -40,6 +40,7 @@ peak (`dynamic.py`, `llext.py`); `verdicts` say what each core's loader does wit
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -370,3 +371,27 @@ def _heap_cell(v: CoreVerdict) -> str:
         return f"refused (rc -{v.errno}, {v.core})"
     mark = "" if v.loaded else f"refused (rc -{v.errno}): "
     return f"{mark}{v.peak_bytes:,} / {v.heap_bytes:,} B ({v.core})"
+
+
+def board_part(report: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """`report` with only the example entries and the `boards` entry of board `key`.
+
+    Args:
+        report: a check report's JSON: `board_data`'s (with `"boards"`, each example entry
+            naming its board), or one board's `CheckReport.to_dict()` (no `"boards"`: it is
+            returned whole, as a new dict).
+        key: a board key (`generator.boards.check_boards`), e.g. "unoq".
+    Returns:
+        A new dict; `report` is not changed. A board the report lacks gives no entries.
+    """
+    if not isinstance(report.get("boards"), list):
+        return dict(report)
+    return {
+        **report,
+        "examples": [
+            e
+            for e in report.get("examples") or []
+            if isinstance(e, Mapping) and e.get("board") == key
+        ],
+        "boards": [b for b in report["boards"] if isinstance(b, Mapping) and b.get("key") == key],
+    }

@@ -60,7 +60,7 @@ from generator.check.expected import Expected, read_expected
 from generator.check.linkmodes import update_sketches
 from generator.check.model_check import model_check
 from generator.check.plan import library_examples, missing_sketches, plan_build
-from generator.check.report import CheckReport, ExampleReport
+from generator.check.report import CheckReport, ExampleReport, board_part
 from generator.check.run import RunOutput, judge_run, run_emulated, run_host, stop_children
 from generator.check.sizes import measure_elf, parse_arduino_cli, sizes_stage
 from generator.check.sketch import (
@@ -289,7 +289,7 @@ def check(args: argparse.Namespace) -> int:
         if entry["example"] in sketches:
             entry["sketch"] = str(sketches[entry["example"]][0])
     if getattr(args, "update_docs", False):
-        unoq = _board_subset(data, "unoq")
+        unoq = board_part(data, "unoq")
         update_docs(readme, data, unoq)
         update_sketches(args.library.resolve() / "examples", unoq)
     if json_path is not None:
@@ -324,15 +324,6 @@ def update_docs(readme: Path, data: Mapping[str, Any], unoq: Mapping[str, Any]) 
         write_atomic(readme, text)
     except OSError as e:
         raise FatalError(f"--update-docs: cannot write {readme} ({e})") from None
-
-
-def _board_subset(data: Mapping[str, Any], key: str) -> dict[str, Any]:
-    """`data` (`board_data`'s JSON) with only the example entries and board of `key`."""
-    return {
-        **data,
-        "examples": [e for e in data["examples"] if e.get("board") == key],
-        "boards": [b for b in data["boards"] if b.get("key") == key],
-    }
 
 
 def board_keys(values: Sequence[str] | None, table: Mapping[str, Board]) -> list[str]:

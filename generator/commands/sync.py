@@ -41,7 +41,7 @@ from generator.cache import default_cache_dir
 from generator.check.boardsdoc import boards_markdown
 from generator.check.compile import CompileResult
 from generator.check.linkmodes import link_modes_markdown, update_sketches
-from generator.check.report import CheckReport
+from generator.check.report import CheckReport, board_part
 from generator.check.run import RunOutput
 from generator.commands.build import BuildOptions, BuildResult, build_library, options_from_args
 from generator.commands.check import board_data, board_keys, run_check
@@ -80,7 +80,7 @@ from generator.sync.github import (
     redact,
 )
 from generator.sync.inputs import check_api_url, check_base
-from generator.sync.report import board_part, committed_report
+from generator.sync.report import committed_report
 from generator.sync.tree import replace_generated
 from generator.sync.upstream import arduino_changes
 from generator.sync.version import (
