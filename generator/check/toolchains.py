@@ -339,11 +339,10 @@ def _budget_flags(board: Board) -> tuple[str, ...]:
     """The run link's budget: the emulated RAM's length is `board`'s RAM plus the stack
     (`STACK_BYTES`) and newlib's globals (`C_LIBRARY_RAM_BYTES`; `__board_ram_bytes` of the
     board's `.ld`), so the sketch's globals and heap (its arena comes from malloc) have the
-    board's RAM and no more. The flash is not:
-    the run link carries newlib's C library (printf, string functions: about 35 KB), which
-    on the board is the firmware's, so a sketch that
-    fits the board would overflow it (AddModel on the UNO R4 WiFi: 37,264 B over its
-    122,880). The flash budget is judged on the size link (`sizes.measure_elf`, which takes
+    board's RAM and no more. The flash is not: the run link carries newlib's C library
+    (printf, string functions: about 35 KB), which on the board is the firmware's, so a
+    sketch that fits the board would overflow it (AddModel on the UNO R4 WiFi: 37,264 B over
+    its 122,880). The flash budget is judged on the size link (`sizes.measure_elf`, which takes
     those functions from the firmware as the board's link does) by the sizes stage. None
     for the UNO Q: mps2_an505.ld's defaults are its budgets, and its link line stays the one
     it always was."""
@@ -354,9 +353,10 @@ def _budget_flags(board: Board) -> tuple[str, ...]:
 
 
 def board_defines(board: Board) -> tuple[str, ...]:
-    """The board's macro as the core defines it on every compile (`-D<Board.macro>`:
-    platform.txt's `-DARDUINO_{build.board}`, see `ZephyrBoard.macro`), so a sketch that
-    refuses the board (`generator.fit`) stops there as it does under arduino-cli. None for
+    """The board's macro as the core defines it (`-D<Board.macro>`: platform.txt's
+    `-DARDUINO_{build.board}`, see `ZephyrBoard.macro`), which the check passes to the
+    sketch's compile only (`GccToolchain.build`), so a sketch that refuses the board
+    (`generator.fit`) stops there as it does under arduino-cli. None for
     the UNO Q (`()`): its compile line stays the one it always was (no source of the library
     or the check's core tests `ARDUINO_UNO_Q`), nor for a board without a macro."""
     if board == UNO_Q or not board.macro:
