@@ -150,6 +150,89 @@ def _unique_object_names(library: Path) -> list[str]:
     return renamed
 
 
+#: The Cortex-M backend's op sources, and the macro their scratch-size checks are behind
+#: (pytorch/executorch backends/cortex_m/CMakeLists.txt at cff6f4dd: option
+#: CORTEX_M_ENABLE_RUNTIME_CHECKS, default OFF; every block under it in ops/ compares a
+#: scratch tensor's bytes with CMSIS-NN's `*_get_buffer_size` for the CPU it runs on).
+CORTEX_M_OPS_DIR = "src/executorch/backends/cortex_m/ops"
+RUNTIME_CHECKS_MACRO = "CORTEX_M_ENABLE_RUNTIME_CHECKS"
+_CHECKS_IFDEF = re.compile(rf"^[ \t]*#[ \t]*ifdef[ \t]+{RUNTIME_CHECKS_MACRO}[ \t]*$")
+_PP_OPEN = re.compile(r"^[ \t]*#[ \t]*if")
+_PP_CLOSE = re.compile(r"^[ \t]*#[ \t]*endif\b")
+_PP_ELSE = re.compile(r"^[ \t]*#[ \t]*(?:else|elif)\b")
+#: `scratch.nbytes() != static_cast<size_t>(needed)`, `ctx.size != ...`: exact equality.
+_SCRATCH_EQUALITY = re.compile(r"([\w.()]+) != (static_cast<size_t>\()")
+_SCRATCH_MESSAGE = ("buffer size incorrect", "buffer too small for this CPU")
+
+
+def _checked_block(lines: list[str], start: int, where: str) -> int:
+    """The index of the `#endif` closing the `#ifdef` at `start`; rewrites the block's scratch
+    comparisons to `<` and their messages in place."""
+    depth = 0
+    replaced = 0
+    for i in range(start + 1, len(lines)):
+        if _PP_OPEN.match(lines[i]):
+            depth += 1
+        elif _PP_CLOSE.match(lines[i]) and depth:
+            depth -= 1
+        elif _PP_ELSE.match(lines[i]) and not depth:
+            raise FatalError(
+                "patch cortex-m-scratch-checks no longer applies: the "
+                f"#ifdef {RUNTIME_CHECKS_MACRO} block at {where}:{start + 1} has an #else or "
+                "#elif of its own; upstream changed its runtime checks"
+            )
+        elif _PP_CLOSE.match(lines[i]):
+            if replaced == 0:
+                raise FatalError(
+                    "patch cortex-m-scratch-checks no longer applies: the "
+                    f"#ifdef {RUNTIME_CHECKS_MACRO} block at {where}:{start + 1} compares no "
+                    "scratch size with `!= static_cast<size_t>(`; upstream changed its runtime "
+                    "checks (see generator/build/patches.py _SCRATCH_EQUALITY)"
+                )
+            return i
+        else:
+            lines[i], n = _SCRATCH_EQUALITY.subn(r"\1 < \2", lines[i])
+            replaced += n
+            lines[i] = lines[i].replace(*_SCRATCH_MESSAGE)
+    raise FatalError(
+        f"patch cortex-m-scratch-checks no longer applies: the #ifdef {RUNTIME_CHECKS_MACRO} "
+        f"at {where}:{start + 1} has no #endif"
+    )
+
+
+def _cortex_m_scratch_checks(library: Path) -> list[str]:
+    folder = library / CORTEX_M_OPS_DIR
+    if not folder.is_dir():
+        return []  # a ref without the Cortex-M backend
+    touched = []
+    scratch_users = []
+    for path in sorted(folder.rglob("*.cpp")):
+        text = path.read_text(encoding="utf-8")
+        if "scratch" in text:
+            scratch_users.append(path)
+        lines = text.splitlines(keepends=True)
+        kept: list[str] = []
+        i = 0
+        while i < len(lines):
+            if _CHECKS_IFDEF.match(lines[i].rstrip("\n")):
+                end = _checked_block(lines, i, _rel(library, path))
+                kept.extend(lines[i + 1 : end])  # the checks, unconditional
+                i = end + 1
+                continue
+            kept.append(lines[i])
+            i += 1
+        if len(kept) != len(lines):
+            path.write_text("".join(kept), encoding="utf-8")
+            touched.append(_rel(library, path))
+    if scratch_users and not touched:
+        raise FatalError(
+            "patch cortex-m-scratch-checks no longer applies: "
+            f"{_rel(library, scratch_users[0])} uses a scratch buffer but no Cortex-M op has an "
+            f"#ifdef {RUNTIME_CHECKS_MACRO} block; upstream changed its runtime checks"
+        )
+    return touched
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(
         "exception-before-variant",
@@ -167,6 +250,15 @@ PATCHES: tuple[Patch, ...] = (
         "Ship exactly one platform layer, ours, written against the Arduino API (two would "
         "define every et_pal_* twice).",
         _platform_layer,
+    ),
+    Patch(
+        "cortex-m-scratch-checks",
+        "The Cortex-M ops' scratch-size checks (CORTEX_M_ENABLE_RUNTIME_CHECKS, off by default "
+        "upstream) are always on, as `<` instead of `!=`: a program carries each CMSIS-NN "
+        "kernel's scratch buffer sized for the CPU it was exported for, and a CPU whose kernels "
+        "need more (Helium's depthwise convolution) wrote through it; it now fails with a "
+        "message, and a larger buffer stays accepted.",
+        _cortex_m_scratch_checks,
     ),
     Patch(
         "unique-object-names",
