@@ -13,14 +13,17 @@ by the check (`run_check`, gcc-arm, QEMU -icount shift=0: generator/check/timing
 the UNO Q's flash and RAM (the M55 machines' 512 KiB of flash) so that KeywordSpotting's
 arena fits every tier, not the board's budget (which `check --board` judges).
 
-Not measured: the Cortex-M0+ (Nano RP2040 Connect), QEMU 7.2 has no M0+ machine and the
-check's board half does not assemble for ARMv6-M; the scalar tier runs as cortex-m33+nodsp
+Not measured: the Cortex-M0+ (Nano RP2040 Connect), QEMU 7.2 has no M0+ machine (the check
+compiles and sizes it only); the scalar tier runs as cortex-m33+nodsp
 (the FRDM RW612's flags, a real board of the table) instead. No board of the table has MVE
 (the EK-RA8D1's RA8D1 Kconfig selects no MVE: `-mcpu=cortex-m55+nomve`); the MVE tier is
 cortex-m55 on mps3-an547 as the stand-in for a Helium Cortex-M85.
 
 Prints one row per tier: tier, flags, machine, instructions per inference (N us printed =
-N * 1,000 instructions, to within 1,000), the class printed, and the check's verdict. Exits 1
+N * 1,000 instructions, to within 1,000), the class printed, the check's verdict and the
+first error line of the emulated run (a program is exported with each CMSIS-NN kernel's
+scratch buffer sized for one tier's kernels; the MVE depthwise convolution needs more than
+the DSP path's, which the library's Cortex-M ops refuse with a message). Exits 1
 when a tier printed no count or a class different from the UNO Q's.
 """
 
@@ -74,6 +77,14 @@ def _class(lines: list[str]) -> str | None:
     return hits[-1] if hits else None
 
 
+def _first_error(lines: list[str]) -> str:
+    """The first line saying why a run failed (the runtime's error log, the sketch's ERROR,
+    a fault), or "" (e.g. the MVE tier: the scratch-size check of the patch
+    cortex-m-scratch-checks, `generator/build/patches.py`)."""
+    hits = [line for line in lines if re.match(r"ET\| E |ERROR:|.*fault", line)]
+    return hits[0].replace("|", "\\|") if hits else ""
+
+
 def main() -> int:
     """Run the tiers, print the table; 1 when a tier has no count or another class."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -82,8 +93,8 @@ def main() -> int:
     parser.add_argument("--cache-dir", type=Path, default=None, help="check's object cache")
     args = parser.parse_args()
     chosen = {k: v for k, v in tiers().items() if not args.tier or k in args.tier.split(",")}
-    print("| tier | CPU flags | machine | instructions / inference | class | check |")
-    print("|---|---|---|---:|---|---|")
+    print("| tier | CPU flags | machine | instructions / inference | class | check | first error |")
+    print("|---|---|---|---:|---|---|---|")
     failed = False
     reference: str | None = None
     for name, board in chosen.items():
@@ -104,7 +115,8 @@ def main() -> int:
         failed |= timing is None or (reference is not None and label != reference)
         print(
             f"| {name} | `{' '.join(board.cpu_flags)}` | {board.emulator} | {count} | "
-            f"{label} | {'pass' if example.passed else 'fail'} |",
+            f"{label} | {'pass' if example.passed else 'fail'} | "
+            f"{_first_error(emulated.lines) if emulated else ''} |",
             flush=True,
         )
     return 1 if failed else 0
