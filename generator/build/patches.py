@@ -163,6 +163,9 @@ _PP_ELSE = re.compile(r"^[ \t]*#[ \t]*(?:else|elif)\b")
 #: `scratch.nbytes() != static_cast<size_t>(needed)`, `ctx.size != ...`: exact equality.
 _SCRATCH_EQUALITY = re.compile(r"([\w.()]+) != (static_cast<size_t>\()")
 _SCRATCH_MESSAGE = ("buffer size incorrect", "buffer too small for this CPU")
+#: A CMSIS-NN context sized from a scratch tensor of the program (`cmsis_context.size =
+#: scratch.nbytes();`); refs before v1.4.0 allocate scratch at run time instead and have none.
+_EXPORTED_SCRATCH = re.compile(r"\.size = \w*scratch\w*\.nbytes\(\)")
 
 
 def _checked_block(lines: list[str], start: int, where: str) -> int:
@@ -205,11 +208,8 @@ def _cortex_m_scratch_checks(library: Path) -> list[str]:
     if not folder.is_dir():
         return []  # a ref without the Cortex-M backend
     touched = []
-    scratch_users = []
     for path in sorted(folder.rglob("*.cpp")):
         text = path.read_text(encoding="utf-8")
-        if "scratch" in text:
-            scratch_users.append(path)
         lines = text.splitlines(keepends=True)
         kept: list[str] = []
         i = 0
@@ -224,12 +224,12 @@ def _cortex_m_scratch_checks(library: Path) -> list[str]:
         if len(kept) != len(lines):
             path.write_text("".join(kept), encoding="utf-8")
             touched.append(_rel(library, path))
-    if scratch_users and not touched:
-        raise FatalError(
-            "patch cortex-m-scratch-checks no longer applies: "
-            f"{_rel(library, scratch_users[0])} uses a scratch buffer but no Cortex-M op has an "
-            f"#ifdef {RUNTIME_CHECKS_MACRO} block; upstream changed its runtime checks"
-        )
+        elif _EXPORTED_SCRATCH.search(text):
+            raise FatalError(
+                f"patch cortex-m-scratch-checks no longer applies: {_rel(library, path)} sizes "
+                "a CMSIS-NN context from the program's scratch tensor but has no "
+                f"#ifdef {RUNTIME_CHECKS_MACRO} block; upstream changed its runtime checks"
+            )
     return touched
 
 
