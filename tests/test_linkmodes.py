@@ -56,6 +56,16 @@ def test_the_section_says_per_core_what_the_loader_does() -> None:
     assert "(0.55.2, 0.56.0, 0.90.0, 1.0.0, and later) were not checked" in text
 
 
+def test_the_static_fqbn_advised_is_the_checked_boards() -> None:
+    # A per-board report of another board advised the UNO Q's FQBN (issue 19's breaker, 7).
+    unoq = "`arduino-cli compile --fqbn arduino:zephyr:unoq:link_mode=static`"
+    giga = "`arduino-cli compile --fqbn arduino:zephyr:giga:link_mode=static`"
+    assert unoq in link_modes_markdown(REPORT)  # no board named: the README's, the UNO Q's
+    assert unoq in link_modes_markdown({**REPORT, "board": "Arduino UNO Q"})
+    text = link_modes_markdown({**REPORT, "board": "Arduino Giga R1"})
+    assert giga in text and "unoq" not in text
+
+
 def test_an_unchecked_tree_promises_nothing() -> None:
     text = link_modes_markdown({"examples": [{"example": "AddModel", "dynamic": None}]})
     assert "has not been checked" in text and "✅" not in text

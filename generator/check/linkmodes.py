@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.atomic import write_atomic
+from generator.boards import UNO_Q, check_boards
 from generator.check.cores import CORES, INSTALLED_CORE, PINNED_CORE, STAND_IN_REASON, UNREAD
 from generator.errors import FatalError
 from generator.markdown import table
@@ -81,6 +82,14 @@ def _cell(v: Mapping[str, Any]) -> str:
     return f"❌ rc -{v.get('errno')}, {reason(v)}"
 
 
+def static_fqbn(report: Mapping[str, Any]) -> str:
+    """The Static link mode's FQBN of the board `report` (a check report's JSON) was checked
+    for, by its `"board"` name; the UNO Q's when the name is no board of the table (a
+    multi-board report, whose README section is the UNO Q's)."""
+    named = [b for b in check_boards().values() if b.name == report.get("board")]
+    return named[0].fqbn if named else UNO_Q.fqbn
+
+
 def link_modes_markdown(report: Mapping[str, Any], heading: str = "##") -> str:
     """The section (Markdown, ending in a newline) for the check report `report`.
 
@@ -125,8 +134,8 @@ def link_modes_markdown(report: Mapping[str, Any], heading: str = "##") -> str:
         lines += [
             "Where a cell says ❌, that core's loader refuses the example (why, in short): on "
             "that core pick "
-            "Tools > Link mode > Static (`arduino-cli compile --fqbn "
-            "arduino:zephyr:unoq:link_mode=static`), or update the core.",
+            f"Tools > Link mode > Static (`arduino-cli compile --fqbn {static_fqbn(report)}`), "
+            "or update the core.",
             "",
         ]
     lines += [_REFUSED, "", unchecked_sentence()]
