@@ -8,6 +8,7 @@ Runs when the upstream URLs resolve; skips otherwise.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 from pathlib import Path
@@ -18,6 +19,7 @@ from et_fixture import DYNAMIC_ADD, XNNPACK_ADD
 from upstream import real_library
 
 from generator import layout
+from generator.boards import UNO_Q, check_boards
 from generator.build.models import check_library_models, registered_prim_ops, write_model_header
 from generator.check.cores import PINNED_CORE
 from generator.commands.build import BuildResult
@@ -180,3 +182,32 @@ def test_delegated_model_fails_the_check_without_a_run(
     assert not report.passed
     text = report.to_markdown()
     assert "delegates to backend XnnpackBackend" in text and "it registers no backend" in text
+
+
+def test_helium_cpu_stops_with_the_scratch_message_instead_of_a_fault(
+    real_main: BuildResult,
+) -> None:
+    # KeywordSpotting's program sizes each CMSIS-NN scratch buffer for the DSP path (the
+    # UNO Q's); Helium's depthwise convolution needs 2,752 B where the program has 0 B. It
+    # wrote through a null buffer (MemManage in arm_transpose_s8_default); the patch
+    # cortex-m-scratch-checks makes it a kernel failure with the runtime's message. A Cortex-M55
+    # with MVE on mps3-an547 stands in for a Helium board (benchmarks/bench_tiers.py).
+    helium = dataclasses.replace(
+        check_boards()["ek_ra8d1"],
+        key="tier-mve",
+        name="Cortex-M55 with MVE",
+        cpu_flags=("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"),
+        flash_bytes=512 * 1024,
+        ram_bytes=UNO_Q.ram_bytes,
+    )
+    report = run_check(
+        real_main.out, examples=["KeywordSpotting"], compiler="gcc-arm", board=helium
+    )
+    assert not report.passed
+    emulated = next(r for r in report.examples[0].runs if r.kind == "emulated")
+    assert (
+        "quantized_depthwise_conv2d_out: scratch buffer too small for this CPU - "
+        "actual: (0) needed: (2752)" in "\n".join(emulated.lines)
+    )
+    assert "ERROR: execute: Internal (0x01)" in emulated.lines
+    assert emulated.lines[-1] == "=== DONE ===", emulated.lines  # ran to its end: no fault
