@@ -65,6 +65,7 @@ def tiers() -> dict[str, Board]:
             key="tier-mve",
             name="Cortex-M55 with MVE",
             cpu_flags=("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"),
+            macro="",  # no EK-RA8D1: its macro would compile the runtime compact (no log)
             flash_bytes=_M55_FLASH,
             ram_bytes=UNO_Q.ram_bytes,
         ),

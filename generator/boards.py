@@ -440,3 +440,33 @@ def no_emulator_reason(board: Board) -> str:
     cpu = cpu_name(board.cpu)
     why = NO_EMULATOR.get(board.cpu, f"no machine of EMULATORS has a {cpu}")
     return f"not run: {board.name} ({cpu}) has no emulator ({why}): compiled and sized only"
+
+
+# --- the compact runtime ------------------------------------------------------------------------
+
+#: A board whose sketch flash is at most this many bytes compiles the runtime compact
+#: (`generator/build/compact.py`: without the runtime's log and its full program verification).
+#: Measured (`check --board`, gcc-arm size link, ExecuTorch main cff6f4dd, every dtype): the
+#: default AddModel takes 122,756 B on the UNO Q and 124,356 B on the FRDM MCXN947, more than
+#: the EK-RA8D1's and FRDM MCXN947's 57,344 B and the Nicla Sense ME's 65,536 B, and within
+#: 108 B of the UNO R4 WiFi's 122,880 B; compact, 40,420 B (FRDM MCXN947). The table has no
+#: board between 131,072 B (Nano RP2040 Connect) and 557,056 B (Nano 33 BLE), so any bound in
+#: that gap picks the same five boards.
+COMPACT_FLASH_MAX_BYTES = 131_072
+
+
+def compact_boards() -> list[ZephyrBoard]:
+    """The `ZEPHYR_BOARDS` rows that compile the runtime compact (sketch flash known and at most
+    `COMPACT_FLASH_MAX_BYTES`), in table order."""
+    return [
+        row
+        for row in ZEPHYR_BOARDS.values()
+        if row.flash_bytes is not None and row.flash_bytes <= COMPACT_FLASH_MAX_BYTES
+    ]
+
+
+def is_compact(board: Board) -> bool:
+    """True when the library compiles its runtime compact for `board`: when the core defines,
+    compiling for it, the macro of a `compact_boards()` row (what `src/executorch_compact.h`
+    tests). A stand-in with another board's CPU but no macro (`macro=""`) is not."""
+    return bool(board.macro) and board.macro in {row.macro for row in compact_boards()}

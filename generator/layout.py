@@ -69,3 +69,7 @@ MODEL_ARRAY = "model_pte"
 #: The check report of the library, as JSON, so a later sync can compare sizes without
 #: rebuilding the base.
 CHECK_REPORT_FILE = "extras/check_report.json"
+#: The compact runtime's header (generator/build/compact.py writes it), by its path in the
+#: library and by the name ExecuTorch's compiler.h includes it as (patch compact-runtime).
+COMPACT_HEADER = "src/executorch_compact.h"
+COMPACT_INCLUDE = "executorch_compact.h"

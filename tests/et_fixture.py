@@ -370,6 +370,7 @@ def executorch_files(
         "runtime/kernel/kernel_runtime_context.h": "#pragma once\n",
         "runtime/kernel/operator_registry.h": "#pragma once\n",
         "runtime/platform/platform.h": "#pragma once\nvoid et_pal_init(void);\n",
+        "runtime/platform/compiler.h": "// compiler macros\n#pragma once\n#define ET_INLINE inline\n",
         "runtime/platform/default/posix.cpp": "void et_pal_init(void) {}\n",
         "runtime/platform/default/minimal.cpp": "void et_pal_init(void) {}\n",
         "runtime/backend/interface.cpp": "// backends\n",

@@ -9,7 +9,8 @@
 4. select the op set (`opset.py`; `--ops-from-pte` read with `models.py`);
 5. run the ref's kernel-registration codegen for it (`codegen.py`);
 6. vendor every component's sources and the headers they include (`vendor.py`), with the
-   old cores' compiler check (`board_check.py`);
+   old cores' compiler check (`board_check.py`) and the compact runtime's header of the
+   boards with little flash (`compact.py`);
 7. generate the schema headers with a flatc of the pinned version (`flatc.py`);
 8. apply the Arduino patches (`patches.py`);
 9. select the kernels' dtypes (`dtypes.py`);

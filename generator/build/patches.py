@@ -21,7 +21,7 @@ from pathlib import Path
 
 from generator import data_dir
 from generator.errors import FatalError
-from generator.layout import PLATFORM_DIR, PRIM_OPS_SOURCE
+from generator.layout import COMPACT_INCLUDE, PLATFORM_DIR, PRIM_OPS_SOURCE
 
 TEMPLATE_PLATFORM = data_dir("library_template") / PLATFORM_DIR / "arduino_pal.cpp"
 
@@ -233,6 +233,28 @@ def _cortex_m_scratch_checks(library: Path) -> list[str]:
     return touched
 
 
+#: ExecuTorch's compiler macros header, which every runtime source and ExecuTorch.h include
+#: before anything reads ET_LOG_ENABLED (runtime/platform/log.h includes it first) or
+#: ET_ENABLE_PROGRAM_VERIFICATION (runtime/executor/program.cpp, through program.h).
+COMPILER_HEADER = "src/executorch/runtime/platform/compiler.h"
+_PRAGMA_ONCE = re.compile(r"^#pragma once[ \t]*\n", re.M)
+
+
+def _compact_runtime(library: Path) -> list[str]:
+    path = library / COMPILER_HEADER
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    m = _PRAGMA_ONCE.search(text)
+    if m is None:
+        raise FatalError(
+            f"patch compact-runtime no longer applies: {COMPILER_HEADER} is missing or has no "
+            "`#pragma once` line to include the compact runtime's header after; upstream moved "
+            "its compiler macros (see generator/build/patches.py COMPILER_HEADER)"
+        )
+    line = f"#include <{COMPACT_INCLUDE}>  // the compact runtime (generator/build/compact.py)\n"
+    path.write_text(text[: m.end()] + line + text[m.end() :], encoding="utf-8")
+    return [COMPILER_HEADER]
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(
         "exception-before-variant",
@@ -259,6 +281,13 @@ PATCHES: tuple[Patch, ...] = (
         "need more (Helium's depthwise convolution) wrote through it; it now fails with a "
         "message, and a larger buffer stays accepted.",
         _cortex_m_scratch_checks,
+    ),
+    Patch(
+        "compact-runtime",
+        "ExecuTorch's compiler.h includes src/executorch_compact.h, which on the arduino:zephyr "
+        "boards with at most 128 KiB of flash for a sketch compiles the runtime without its log "
+        "and its full program verification (ExecuTorch's own switches), so a model fits them.",
+        _compact_runtime,
     ),
     Patch(
         "unique-object-names",

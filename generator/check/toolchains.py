@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
-from generator.boards import EMULATORS, UNO_Q, Board
+from generator.boards import EMULATORS, UNO_Q, Board, is_compact
 from generator.check.firmware_symbols import defsym_flags, provided_functions
 from generator.check.link import (
     LinkInputs,
@@ -112,7 +112,9 @@ class GccToolchain(Compiler):
         name: back-end name; core_sources: the core's half for this target (absolute);
         link: link flags; variant_sources: those of `core_sources` that arduino-cli would
         compile from the variant folder (on the object list; the others go into `core.a`);
-        size_link: link a second time for the sizes (`_size_link`).
+        size_link: link a second time for the sizes (`_size_link`);
+        library_defines: whether the library's sources get `defines` too (a board of the
+        compact runtime, whose header `src/executorch_compact.h` tests its macro).
     """
 
     name: str
@@ -120,6 +122,7 @@ class GccToolchain(Compiler):
     link: tuple[str, ...]
     variant_sources: tuple[Path, ...] = ()
     size_link: bool = False
+    library_defines: bool = False
 
     def build(self, plan: BuildPlan, out_dir: Path, cache: ObjectCache) -> Build:
         """Compile (through the object cache, in parallel) and link `plan`.
@@ -134,13 +137,16 @@ class GccToolchain(Compiler):
         lib_inc = ("src", *core)
         sketch_inc = (plan.sketch_dir.as_posix(), "src", *core)
         jobs: list[CompileJob] = []
-        # The board's macro (`defines`) goes to the sketch's sources only: arduino-cli passes
-        # it to every compile, but no source of the library or of the check's core tests an
-        # arduino:zephyr board macro (the old-core `#error`s of executorch_board_check.h test
-        # them only under GCC < 9 with an mbed/Renesas architecture macro), so their objects
-        # are the same without it, and boards of one CPU share them in the object cache
-        # (with it, each of the 14 boards compiled the library cold).
+        # The board's macros (`defines`) go to the sketch's sources, and to the library's on a
+        # board of the compact runtime only: arduino-cli passes them to every compile, but no
+        # other source of the library or of the check's core tests an arduino:zephyr board
+        # macro (src/executorch_compact.h tests those of the compact boards; the old-core
+        # `#error`s of executorch_board_check.h test theirs only under GCC < 9 with an
+        # mbed/Renesas architecture macro), so their objects are the same without them, and
+        # boards of one CPU share them in the object cache (with them, each of the 14 boards
+        # compiled the library cold).
         plain = dataclasses.replace(self, defines=())
+        library = self if self.library_defines else plain
         for src in (str(p) for p in self.core_sources):
             jobs.append(CompileJob(plain.compile_argv(src, core), src, CORE_DIR))
         core_count = len(jobs)
@@ -150,7 +156,7 @@ class GccToolchain(Compiler):
         for src in sketch_sources:
             jobs.append(CompileJob(self.compile_argv(src, sketch_inc), src, plan.library))
         for src in (p.as_posix() for p in plan.library_sources):
-            jobs.append(CompileJob(plain.compile_argv(src, lib_inc), src, plan.library))
+            jobs.append(CompileJob(library.compile_argv(src, lib_inc), src, plan.library))
 
         outcomes = cache.compile_all(jobs)
         compiled = sum(1 for o in outcomes if o.object is not None and not o.hit)
@@ -353,15 +359,17 @@ def _budget_flags(board: Board) -> tuple[str, ...]:
 
 
 def board_defines(board: Board) -> tuple[str, ...]:
-    """The board's macro as the core defines it (`-D<Board.macro>`: platform.txt's
-    `-DARDUINO_{build.board}`, see `ZephyrBoard.macro`), which the check passes to the
-    sketch's compile only (`GccToolchain.build`), so a sketch that refuses the board
-    (`generator.fit`) stops there as it does under arduino-cli. None for
-    the UNO Q (`()`): its compile line stays the one it always was (no source of the library
-    or the check's core tests `ARDUINO_UNO_Q`), nor for a board without a macro."""
+    """The board's macros as the core defines them (`-D<Board.macro>` and
+    `-DARDUINO_ARCH_ZEPHYR`: platform.txt's `-DARDUINO_{build.board}` and
+    `-DARDUINO_ARCH_ZEPHYR`, lines 73 and 76 at 00ec4954, see `ZephyrBoard.macro`), which the
+    check passes to the sketch's compile (`GccToolchain.build`), so a sketch that refuses the
+    board (`generator.fit`) stops there as it does under arduino-cli, and to the library's on
+    a board of the compact runtime (`generator.boards.is_compact`). None for the UNO Q
+    (`()`): its compile line stays the one it always was (no source of the library or the
+    check's core tests `ARDUINO_UNO_Q`), nor for a board without a macro."""
     if board == UNO_Q or not board.macro:
         return ()
-    return (f"-D{board.macro}",)
+    return (f"-D{board.macro}", "-DARDUINO_ARCH_ZEPHYR")
 
 
 def _gcc_arm(board: Board) -> GccToolchain:
@@ -370,6 +378,7 @@ def _gcc_arm(board: Board) -> GccToolchain:
     return GccToolchain(
         **_compiler(arm_gcc(board.cpu_flags, board_defines(board))),
         name="gcc-arm",
+        library_defines=is_compact(board),
         core_sources=(*CORE_SOURCES, board_dir / "abi.cpp", *_board_sources(board_dir, stem)),
         variant_sources=_board_sources(board_dir, stem),
         # Full newlib (no nano.specs); nosys.specs only for system calls we do not define.

@@ -28,6 +28,7 @@ from generator import data_dir
 from generator.build.board_check import write_board_check
 from generator.build.checkout import checkout
 from generator.build.codegen import CodegenResult, kernel_registration, torch_version
+from generator.build.compact import write_compact_header
 from generator.build.components import THIRD_PARTY, Component, load_component, pinned_revision
 from generator.build.dtypes import (
     DtypeChoice,
@@ -492,6 +493,7 @@ def _vendor_sources(
         ignore=shutil.ignore_patterns(TEMPLATE_PLATFORM.name),
     )
     write_board_check(library)  # ExecuTorch.h includes it: a start of the include closure
+    write_compact_header(library)  # compiler.h includes it (patch compact-runtime)
     starts = sorted(p for p in (library / "src").rglob("*") if p.suffix in (".h", ".cpp"))
     closure = follow_includes_cached(source.root, library, starts, et_tree, steps)
     prunable += [library / "src" / "executorch" / rel for rel in closure.added]

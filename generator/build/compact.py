@@ -1,0 +1,74 @@
+"""Step 6, beside the vendored sources: `src/executorch_compact.h`, the compact runtime of the
+boards with little flash, rendered from the board table (`generator.boards.compact_boards`).
+
+On an arduino:zephyr board whose sketch flash is at most `COMPACT_FLASH_MAX_BYTES` the runtime
+compiles without its log and without the full verification of a program (`COMPACT_DEFINES`,
+the switches ExecuTorch itself offers), which is what lets AddModel fit the 56 KiB a sketch
+gets on the EK-RA8D1 and FRDM MCXN947 (124,356 B whole; 40,420 B compact, measured by
+`check --board frdm_mcxn947`). A board is told by its core's macros (`ARDUINO_ARCH_ZEPHYR`
+and `ARDUINO_<build.board>`, which platform.txt passes to every compile, the library's too).
+The patch `compact-runtime` (`generator/build/patches.py`) makes ExecuTorch's
+`runtime/platform/compiler.h`, which every runtime source and `ExecuTorch.h` include,
+include the header.
+
+Written with the old cores' check (`board_check.py`), before the include closure is followed;
+the same table gives the same bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.boards import COMPACT_FLASH_MAX_BYTES, compact_boards
+from generator.build.render import render
+from generator.layout import COMPACT_HEADER
+
+TEMPLATE = "executorch_compact.h.jinja"
+
+
+@dataclass(frozen=True)
+class CompactDefine:
+    """One switch of the compact runtime.
+
+    Attributes:
+        name, value: the macro ExecuTorch reads and the value it gets; what: what it leaves
+            out, for the header's comment.
+    """
+
+    name: str
+    value: str
+    what: str
+
+
+#: The switches, each ExecuTorch's own (pytorch/executorch at cff6f4dd): `runtime/platform/
+#: log.h` compiles every ET_LOG to nothing when ET_LOG_ENABLED is 0 (the runtime's messages
+#: and their format strings, about 27 KB of AddModel's flash); `runtime/executor/program.cpp`
+#: checks only a program's root offset, not its whole structure with the FlatBuffers
+#: verifier, when ET_ENABLE_PROGRAM_VERIFICATION is 0 (its comment: "-DET_ENABLE_PROGRAM_
+#: VERIFICATION=0 on the compile line").
+COMPACT_DEFINES = (
+    CompactDefine("ET_LOG_ENABLED", "0", "the runtime's log (its ET_LOG messages)"),
+    CompactDefine(
+        "ET_ENABLE_PROGRAM_VERIFICATION",
+        "0",
+        "the FlatBuffers verification of a program's whole structure when it loads",
+    ),
+)
+
+
+def compact_header() -> str:
+    """The text of `src/executorch_compact.h` (the same table gives the same bytes)."""
+    return render(
+        TEMPLATE,
+        max_bytes=COMPACT_FLASH_MAX_BYTES,
+        boards=compact_boards(),
+        defines=COMPACT_DEFINES,
+    )
+
+
+def write_compact_header(library: Path) -> Path:
+    """Write `COMPACT_HEADER` into `library` (its src/ exists); returns its path."""
+    dest = library / COMPACT_HEADER
+    dest.write_text(compact_header(), encoding="utf-8")
+    return dest
