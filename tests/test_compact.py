@@ -11,12 +11,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from et_fixture import Upstream
 
 from generator.boards import UNO_Q, ZEPHYR_BOARDS, Board, check_boards, compact_boards, is_compact
 from generator.build import patches
 from generator.build.compact import COMPACT_DEFINES, compact_header, write_compact_header
 from generator.check.plan import BuildPlan
 from generator.check.toolchains import select_toolchain
+from generator.commands.build import BuildOptions, build_library
 from generator.errors import FatalError
 from generator.layout import COMPACT_HEADER
 from generator.toolchain.objcache import CompileJob, CompileOutcome, ObjectCache
@@ -137,3 +139,23 @@ def test_the_check_compiles_the_library_with_the_macros_on_compact_boards_only(
     assert not [a for a in giga if a.startswith("-DARDUINO_") and a != "-DARDUINO=10607"]
     unoq = _library_argv(UNO_Q, tmp_path)
     assert not [a for a in unoq if a.startswith("-DARDUINO_")]
+
+
+def test_a_built_library_carries_the_header_and_says_which_boards(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    build_library(BuildOptions(cache_dir=tmp_path / "cache"), tmp_path / "out")
+    library = tmp_path / "out"
+    assert (library / COMPACT_HEADER).read_text() == compact_header()
+    compiler = (library / patches.COMPILER_HEADER).read_text()
+    assert compiler.startswith("// compiler macros\n#pragma once\n#include <executorch_compact.h>")
+    readme = " ".join((library / "README.md").read_text().split())
+    assert (
+        "On the boards that give a sketch at most 128 KiB of flash (Renesas RA8D1 EK, NXP FRDM "
+        "MCXN947, Arduino Nicla Sense ME, Arduino UNO R4 WiFi, Arduino Nano RP2040 Connect), the "
+        "library compiles ExecuTorch's runtime compact" in readme
+    )
+    provenance = (library / "extras/PROVENANCE.txt").read_text()
+    assert (
+        "  compact-runtime: ExecuTorch's compiler.h includes src/executorch_compact.h" in provenance
+    )

@@ -17,6 +17,7 @@ from typing import Any
 import jinja2
 
 from generator import data_dir, package_path
+from generator.boards import compact_boards
 from generator.build.provenance import Provenance
 from generator.facts import kernel_names, texts_under
 from generator.layout import CODEGEN_DIR, LIBRARY_FACTS_FILE, PIN_FILE
@@ -68,7 +69,9 @@ def render_metadata(library: Path, provenance: Provenance, link_modes: str, boar
     template reads the attributes of one name, `p`: the `Provenance`, and the README
     `link_modes` and `boards`, the link-modes and boards sections of an unchecked tree with
     their markers (the verb makes them with `generator.check.linkmodes` and
-    `generator.check.boardsdoc`; `check --update-docs` fills them in).
+    `generator.check.boardsdoc`; `check --update-docs` fills them in), and `compact_boards`,
+    the names of the boards of the compact runtime (`generator.boards.compact_boards`, see
+    `generator/build/compact.py`).
     (The library's README is for the Library Manager, arduino-lint LD001; a synced library
     repo keeps its own, since README.md is not a generated path, see generator.layout.)
     """
@@ -80,6 +83,7 @@ def render_metadata(library: Path, provenance: Provenance, link_modes: str, boar
             p=provenance,
             link_modes=link_modes,
             boards=boards,
+            compact_boards=[row.name for row in compact_boards()],
         )
     write_facts(library, provenance)
 
