@@ -445,7 +445,8 @@ def no_emulator_reason(board: Board) -> str:
 # --- the compact runtime ------------------------------------------------------------------------
 
 #: A board whose sketch flash is at most this many bytes compiles the runtime compact
-#: (`generator/build/compact.py`: without the runtime's log and its full program verification).
+#: (`generator/build/compact.py`: without the runtime's log, and the code of a program
+#: verification the library never runs).
 #: Measured (`check --board`, gcc-arm size link, ExecuTorch main cff6f4dd, every dtype): the
 #: default AddModel takes 122,756 B on the UNO Q and 124,356 B on the FRDM MCXN947, more than
 #: the EK-RA8D1's and FRDM MCXN947's 57,344 B and the Nicla Sense ME's 65,536 B, and within

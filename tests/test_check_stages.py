@@ -9,6 +9,7 @@ ExecuTorch sources are needed. Objects are shared through one cache per test ses
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import textwrap
@@ -180,3 +181,45 @@ def test_arduino_cli_compiles_with_the_fqbn_and_default_warnings(
     assert argv[argv.index("--warnings") + 1] == "default"
     assert argv[-1] == str(tmp_path / "examples/AddModel")
     assert not built.ok  # the stub wrote no ELF
+
+
+_VERBOSE = (
+    "/opt/arm-zephyr-eabi-g++ -c -Os -DARDUINO=10607 -D{macro} -DARDUINO_ARCH_ZEPHYR "
+    "-DARDUINO_ARCH_ZEPHYR x.cpp -o x.cpp.o\n"
+    "Sketch uses 40420 bytes (70%) of program storage space. Maximum is 57344 bytes.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("macro", "wrong"), [("ARDUINO_FRDM_MCXN947", False), ("ARDUINO_frdm_mcxn947", True)]
+)
+def test_arduino_cli_must_define_the_board_macro_the_table_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, macro: str, wrong: bool
+) -> None:
+    """A core whose boards.txt spells build.board otherwise would leave the compact runtime
+    and the board-fit #error off without a word: the build fails naming both macros."""
+    from generator.boards import check_boards
+    from generator.check.plan import BuildPlan
+    from generator.check.toolchains import ArduinoCli, board_macro_error
+
+    frdm = check_boards()["frdm_mcxn947"]
+    stub = tmp_path / "bin" / "arduino-cli"
+    stub.parent.mkdir()
+    (tmp_path / "verbose.txt").write_text(_VERBOSE.format(macro=macro))
+    stub.write_text(f'#!/bin/sh\ncat "{tmp_path / "verbose.txt"}"\n')
+    stub.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{stub.parent}:{os.environ['PATH']}")
+    monkeypatch.setattr(ArduinoCli, "missing", lambda self: None)
+    plan = BuildPlan(tmp_path, "AddModel", Path("examples/AddModel"), (), (), ())
+    built = ArduinoCli(frdm).build(plan, tmp_path / "out", None)  # type: ignore[arg-type]
+    assert not built.ok  # the stub wrote no ELF
+    assert "-DARDUINO_ARCH_ZEPHYR" not in built.log  # the compile lines are left out
+    assert "Sketch uses 40420 bytes" in built.log
+    message = (
+        "arduino-cli compiled for the NXP FRDM MCXN947 with -DARDUINO_frdm_mcxn947, not "
+        "-DARDUINO_FRDM_MCXN947, the macro generator/boards.py has for it"
+    )
+    assert built.log.startswith(message) == wrong
+    # No compile line printed (nothing to read), or a board without a macro: nothing said.
+    assert board_macro_error(frdm, "Sketch uses 1 bytes\n") is None
+    assert board_macro_error(dataclasses.replace(frdm, macro=""), _VERBOSE) is None

@@ -1,7 +1,7 @@
 """The compact runtime (generator/build/compact.py): on the arduino:zephyr boards with at most
-128 KiB of flash for a sketch the runtime compiles without its log and its full program
-verification, told by the board macros its core defines on every compile; the check compiles
-the library with those macros on those boards only."""
+128 KiB of flash for a sketch the runtime compiles without its log (and the code of a program
+verification the library never runs), told by the board macros its core defines on every
+compile; the check compiles the library with those macros on those boards only."""
 
 from __future__ import annotations
 

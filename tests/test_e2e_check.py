@@ -212,3 +212,18 @@ def test_helium_cpu_stops_with_the_scratch_message_instead_of_a_fault(
     )
     assert "ERROR: execute: Internal (0x01)" in emulated.lines
     assert emulated.lines[-1] == "=== DONE ===", emulated.lines  # ran to its end: no fault
+
+
+@pytest.mark.parametrize("key", ["frdm_mcxn947", "nicla_sense"])
+def test_add_model_runs_on_the_smallest_boards_with_the_compact_runtime(
+    real_main: BuildResult, key: str
+) -> None:
+    # 56 KiB (FRDM MCXN947) and 64 KiB (Nicla Sense ME, soft float on a Cortex-M4) of flash for
+    # a sketch: AddModel was 124,356 B with the whole runtime; the compact one fits and runs.
+    board = check_boards()[key]
+    report = run_check(real_main.out, examples=["AddModel"], compiler="gcc-arm", board=board)
+    example = report.to_dict()["examples"][0]
+    statuses = {s["stage"]: s["status"] for s in example["stages"]}
+    assert statuses["compile"] == statuses["sizes"] == statuses["run"] == "pass", statuses
+    assert example["sizes"]["flash"] <= board.flash_bytes * 3 // 4
+    assert "[1,2,3] + 1 = [2.00, 3.00, 4.00]" in _emulated_output(example)

@@ -101,15 +101,26 @@ def test_scratch_checks_leave_ops_that_allocate_scratch_at_run_time(tmp_path: Pa
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (_OP.replace("!= static_cast<size_t>(", "!= (size_t)("), "compares no scratch size"),
+        (
+            _OP.replace("!= static_cast<size_t>(", "< static_cast<size_t>("),
+            "compares no scratch size",
+        ),
         (
             _OP.replace("#endif\n  run(ctx);", "#else\n  nocheck();\n#endif\n  run(ctx);"),
             "#else or #elif",
         ),
         (_OP.replace("#endif\n  run(ctx);", "  run(ctx);"), "has no #endif"),
         (_OP.replace("#ifdef CORTEX_M_ENABLE_RUNTIME_CHECKS", "#if 0"), "has no #ifdef"),
+        (
+            _OP.replace(
+                "#endif\n  run(ctx);",
+                "#endif\n#if defined(CORTEX_M_ENABLE_RUNTIME_CHECKS)\n#endif\n  run(ctx);",
+            ),
+            "otherwise than",
+        ),
+        (_OP.replace("  }\n#endif", "  }\n  if (a != b) {}\n#endif"), "does not know"),
     ],
-    ids=["no-comparison", "else", "no-endif", "macro-renamed"],
+    ids=["no-comparison", "else", "no-endif", "macro-renamed", "if-defined", "other-compare"],
 )
 def test_scratch_checks_that_moved_upstream_fail_naming_the_patch(
     tmp_path: Path, text: str, message: str

@@ -197,6 +197,13 @@ def _checked_block(lines: list[str], start: int, where: str) -> int:
             lines[i], n = _SCRATCH_EQUALITY.subn(r"\1 < \2", lines[i])
             replaced += n
             lines[i] = lines[i].replace(*_SCRATCH_MESSAGE)
+            if "!=" in lines[i]:
+                raise FatalError(
+                    "patch cortex-m-scratch-checks no longer applies: "
+                    f"{where}:{i + 1} compares with != in a way the patch does not know "
+                    "(it makes `X != static_cast<size_t>(N)` into `<`); upstream changed its "
+                    "runtime checks"
+                )
     raise FatalError(
         f"patch cortex-m-scratch-checks no longer applies: the #ifdef {RUNTIME_CHECKS_MACRO} "
         f"at {where}:{start + 1} has no #endif"
@@ -208,7 +215,9 @@ def _cortex_m_scratch_checks(library: Path) -> list[str]:
     if not folder.is_dir():
         return []  # a ref without the Cortex-M backend
     touched = []
-    for path in sorted(folder.rglob("*.cpp")):
+    for path in sorted(folder.rglob("*")):
+        if path.suffix not in (".cpp", ".h") or not path.is_file():
+            continue
         text = path.read_text(encoding="utf-8")
         lines = text.splitlines(keepends=True)
         kept: list[str] = []
@@ -221,6 +230,13 @@ def _cortex_m_scratch_checks(library: Path) -> list[str]:
                 continue
             kept.append(lines[i])
             i += 1
+        left = [n for n, line in enumerate(kept, 1) if RUNTIME_CHECKS_MACRO in line]
+        if left:
+            raise FatalError(
+                "patch cortex-m-scratch-checks no longer applies: "
+                f"{_rel(library, path)}:{left[0]} uses {RUNTIME_CHECKS_MACRO} otherwise than "
+                f"`#ifdef {RUNTIME_CHECKS_MACRO}`; upstream changed its runtime checks"
+            )
         if len(kept) != len(lines):
             path.write_text("".join(kept), encoding="utf-8")
             touched.append(_rel(library, path))
@@ -286,7 +302,8 @@ PATCHES: tuple[Patch, ...] = (
         "compact-runtime",
         "ExecuTorch's compiler.h includes src/executorch_compact.h, which on the arduino:zephyr "
         "boards with at most 128 KiB of flash for a sketch compiles the runtime without its log "
-        "and its full program verification (ExecuTorch's own switches), so a model fits them.",
+        "(and without the code of a program verification the library never runs), ExecuTorch's "
+        "own switches, so a model fits them.",
         _compact_runtime,
     ),
     Patch(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field, fields
@@ -456,13 +457,45 @@ class ArduinoCli:
             # arduino-cli's own default is `none`.
             "--warnings",
             "default",
+            # The compile lines, to read the board macro the core defines (`board_macro_error`).
+            "--verbose",
             str(plan.library / plan.sketch_dir),
         ]
         proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-        log = (proc.stdout + "\n" + proc.stderr).strip()
+        out = "\n".join(line for line in proc.stdout.splitlines() if not _COMPILE_LINE.search(line))
+        log = (out + "\n" + proc.stderr).strip()
+        wrong = board_macro_error(self.board, proc.stdout)
+        if wrong:
+            return Build(False, None, f"{wrong}\n{log}")
         elf = build_path / f"{plan.example}.ino.elf"
         ok = proc.returncode == 0 and elf.is_file()
-        return Build(ok, elf if ok else None, log, size_report=proc.stdout if ok else "")
+        return Build(ok, elf if ok else None, log, size_report=out if ok else "")
+
+
+#: A compile line of arduino:zephyr's recipes (platform.txt lines 73, 76 and 79 at 00ec4954
+#: pass `-DARDUINO_ARCH_{build.arch}` on each), which `--verbose` prints.
+_COMPILE_LINE = re.compile(r"(?<!\S)-DARDUINO_ARCH_\w+")
+_BOARD_DEFINE = re.compile(r"(?<!\S)-D(ARDUINO_\w+)")
+
+
+def board_macro_error(board: Board, verbose: str) -> str | None:
+    """Why arduino-cli's compile lines (`verbose`: `arduino-cli compile --verbose`'s output)
+    do not define `board.macro`, or None when they do, print none, or the board has none.
+
+    The core defines `-DARDUINO_{build.board}` (platform.txt); `generator/boards.py` has
+    each board's `build.board` from one boards.txt (03c7e065), and both the compact runtime
+    (`src/executorch_compact.h`) and the examples' board-fit `#error`s test that macro. A core
+    that spells it otherwise would leave both silently off; this says so instead."""
+    defined = {m for m in _BOARD_DEFINE.findall(verbose) if not m.startswith("ARDUINO_ARCH_")}
+    if not board.macro or not defined or board.macro in defined:
+        return None
+    seen = ", ".join(f"-D{m}" for m in sorted(defined))
+    return (
+        f"arduino-cli compiled for the {board.name} with {seen}, not -D{board.macro}, the "
+        "macro generator/boards.py has for it (boards.txt build.board): the library's compact "
+        "runtime and the examples' board-fit #error test that macro, so on this core neither "
+        "would act. Correct the board's build_board in generator/boards.py."
+    )
 
 
 TOOLCHAINS: dict[str, Toolchain] = {
