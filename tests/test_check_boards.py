@@ -127,7 +127,8 @@ def test_board_keys_default_all_and_unknown() -> None:
 
 def test_the_boards_macro_reaches_the_sketch_compile_only(tmp_path: Path) -> None:
     """Library and core objects stay shared by boards of one CPU (object cache); the sketch,
-    whose fit `#error` tests the macro, is compiled with it."""
+    whose fit `#error` tests the macro, is compiled with it; on a board of the compact runtime
+    (the UNO R4 WiFi) the library's sources too, whose src/executorch_compact.h tests it."""
     from generator.check.plan import BuildPlan
     from generator.toolchain.objcache import CompileJob, CompileOutcome
 
@@ -138,19 +139,26 @@ def test_the_boards_macro_reaches_the_sketch_compile_only(tmp_path: Path) -> Non
         library_sources=(Path("src/a.cpp"),), sketch_sources=(),
         ino_files=(Path("examples/X/X.ino"),),
     )  # fmt: skip
-    seen: list[tuple[str, tuple[str, ...]]] = []
 
-    class Cache:
-        root = tmp_path / "cache"
+    def sources_with_macro(key: str, macro: str) -> tuple[set[str], set[str]]:
+        seen: list[tuple[str, tuple[str, ...]]] = []
 
-        def compile_all(self, jobs: list[CompileJob]) -> list[CompileOutcome]:
-            seen.extend((job.source, job.argv) for job in jobs)
-            return [CompileOutcome(job, None, False, "stop") for job in jobs]
+        class Cache:
+            root = tmp_path / "cache"
 
-    gcc = select_toolchain("gcc-arm", check_boards()["unor4wifi"])
-    assert isinstance(gcc, toolchains.GccToolchain)
-    build = gcc.build(plan, tmp_path / "out", Cache())  # type: ignore[arg-type]
-    assert not build.ok
-    with_macro = {src for src, argv in seen if "-DARDUINO_ARDUINO_UNO_R4_WIFI" in argv}
-    assert with_macro == {src for src, _ in seen if src.endswith("X.ino.cpp")} != set()
-    assert "src/a.cpp" in {src for src, _ in seen} and len(seen) > 2
+            def compile_all(self, jobs: list[CompileJob]) -> list[CompileOutcome]:
+                seen.extend((job.source, job.argv) for job in jobs)
+                return [CompileOutcome(job, None, False, "stop") for job in jobs]
+
+        gcc = select_toolchain("gcc-arm", check_boards()[key])
+        assert isinstance(gcc, toolchains.GccToolchain)
+        assert not gcc.build(plan, tmp_path / "out", Cache()).ok  # type: ignore[arg-type]
+        assert "src/a.cpp" in {src for src, _ in seen} and len(seen) > 2
+        return {src for src, argv in seen if macro in argv}, {src for src, _ in seen}
+
+    sketch = "X.ino.cpp"
+    giga, _ = sources_with_macro("giga", "-DARDUINO_GIGA")
+    assert len(giga) == 1 and next(iter(giga)).endswith(sketch)
+    r4, every = sources_with_macro("unor4wifi", "-DARDUINO_ARDUINO_UNO_R4_WIFI")
+    assert r4 == {src for src in every if src.endswith(sketch) or src == "src/a.cpp"}
+    assert r4 != every  # the check's core is compiled without it
