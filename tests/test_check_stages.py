@@ -198,7 +198,7 @@ def test_arduino_cli_must_define_the_board_macro_the_table_has(
 ) -> None:
     """A core whose boards.txt spells build.board otherwise would leave the compact runtime
     and the board-fit #error off without a word: the build fails naming both macros."""
-    from generator.boards import check_boards
+    from generator.boards import UNO_Q, check_boards
     from generator.check.plan import BuildPlan
     from generator.check.toolchains import ArduinoCli, board_macro_error
 
@@ -223,3 +223,4 @@ def test_arduino_cli_must_define_the_board_macro_the_table_has(
     # No compile line printed (nothing to read), or a board without a macro: nothing said.
     assert board_macro_error(frdm, "Sketch uses 1 bytes\n") is None
     assert board_macro_error(dataclasses.replace(frdm, macro=""), _VERBOSE) is None
+    assert board_macro_error(UNO_Q, _VERBOSE.format(macro="ARDUINO_UNOQ")) is None
