@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.boards import UNO_Q, Board, check_boards  # noqa: E402
+from generator.boards import UNO_Q, Board, check_boards, helium_stand_in  # noqa: E402
 from generator.commands.check import run_check  # noqa: E402
 
 EXAMPLE = "KeywordSpotting"
@@ -60,15 +60,7 @@ def tiers() -> dict[str, Board]:
             table["ek_ra8d1"], flash_bytes=_M55_FLASH, ram_bytes=UNO_Q.ram_bytes
         ),
         "scalar-m33+nodsp (FRDM RW612)": budget(table["frdm_rw612"]),
-        "mve-m55 (stand-in for M85 Helium)": dataclasses.replace(
-            table["ek_ra8d1"],
-            key="tier-mve",
-            name="Cortex-M55 with MVE",
-            cpu_flags=("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"),
-            macro="",  # no EK-RA8D1: its macro would compile the runtime compact (no log)
-            flash_bytes=_M55_FLASH,
-            ram_bytes=UNO_Q.ram_bytes,
-        ),
+        "mve-m55 (stand-in for M85 Helium)": helium_stand_in(),
     }
 
 

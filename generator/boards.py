@@ -21,6 +21,7 @@ figure from the firmware's `CONFIG_LLEXT_HEAP_SIZE` (`extra/package_core.sh` at 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 
@@ -471,3 +472,23 @@ def is_compact(board: Board) -> bool:
     compiling for it, the macro of a `compact_boards()` row (what `src/executorch_compact.h`
     tests). A stand-in with another board's CPU but no macro (`macro=""`) is not."""
     return bool(board.macro) and board.macro in {row.macro for row in compact_boards()}
+
+
+def helium_stand_in() -> Board:
+    """A Cortex-M55 with MVE (Helium) on QEMU mps3-an547, which no board of the table has (the
+    EK-RA8D1's Cortex-M85 is built without it): the stand-in the CMSIS-NN MVE tier is checked
+    on (`benchmarks/bench_tiers.py`, `tests/test_e2e_check.py`). The EK-RA8D1's row with MVE
+    flags, 512 KiB of flash (mps3_an547.ld's FLASH window) and the UNO Q's RAM, so that
+    KeywordSpotting fits; no board macro, since it is no EK-RA8D1 (whose macro compiles the
+    compact runtime)."""
+    ek = ZEPHYR_BOARDS["ek_ra8d1"].budget()
+    assert ek is not None  # the row's flash and RAM are known
+    return dataclasses.replace(
+        ek,
+        key="tier-mve",
+        name="Cortex-M55 with MVE",
+        cpu_flags=("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"),
+        macro="",
+        flash_bytes=512 * 1024,
+        ram_bytes=UNO_Q.ram_bytes,
+    )

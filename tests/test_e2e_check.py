@@ -8,7 +8,6 @@ Runs when the upstream URLs resolve; skips otherwise.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import shutil
 from pathlib import Path
@@ -19,7 +18,7 @@ from et_fixture import DYNAMIC_ADD, XNNPACK_ADD
 from upstream import real_library
 
 from generator import layout
-from generator.boards import UNO_Q, check_boards
+from generator.boards import check_boards, helium_stand_in
 from generator.build.models import check_library_models, registered_prim_ops, write_model_header
 from generator.check.cores import PINNED_CORE
 from generator.commands.build import BuildResult
@@ -192,15 +191,7 @@ def test_helium_cpu_stops_with_the_scratch_message_instead_of_a_fault(
     # wrote through a null buffer (MemManage in arm_transpose_s8_default); the patch
     # cortex-m-scratch-checks makes it a kernel failure with the runtime's message. A Cortex-M55
     # with MVE on mps3-an547 stands in for a Helium board (benchmarks/bench_tiers.py).
-    helium = dataclasses.replace(
-        check_boards()["ek_ra8d1"],
-        key="tier-mve",
-        name="Cortex-M55 with MVE",
-        cpu_flags=("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"),
-        macro="",  # no EK-RA8D1: its macro would compile the runtime compact (no log)
-        flash_bytes=512 * 1024,
-        ram_bytes=UNO_Q.ram_bytes,
-    )
+    helium = helium_stand_in()
     report = run_check(
         real_main.out, examples=["KeywordSpotting"], compiler="gcc-arm", board=helium
     )
