@@ -342,3 +342,27 @@ def test_a_sync_pr_opened_meanwhile_is_superseded_by_the_later_one(
     assert outer.pull is not None and outer.pull.number == 2 and outer.superseded == [1]
     assert [(p.number, p.state) for p in fake.pulls.values()] == [(1, "closed"), (2, "open")]
     assert set(branches(remote)) == {"main", outer.branch}  # fetched, then deleted
+
+
+def test_a_sync_pr_opened_while_this_one_builds_loses_its_branch_too(
+    sync: Runner, fake: FakeGitHub, remote: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The other sync opens its pull request after this one cloned the library repo but
+    before it lists the open pull requests: its branch is not in this clone, and was left on
+    the remote with no word (the schedule then stopped quietly while it existed)."""
+    build = sync.build
+    inner: list[SyncResult] = []
+
+    def build_while_another_sync_finishes(options: Any, out: Path) -> Any:
+        if not inner and sync.runs == 1:
+            inner.append(sync("v1.5.1", "0.2.0"))  # started later, finishes first
+        return build(options, out)
+
+    sync.build = build_while_another_sync_finishes  # type: ignore[assignment]
+    outer = sync("main", "0.3.0")
+    (first,) = inner
+    assert first.pull is not None and first.pull.number == 1
+    assert outer.superseded == [1]
+    assert [(p.number, p.state) for p in fake.pulls.values()] == [(1, "closed"), (2, "open")]
+    assert set(branches(remote)) == {"main", outer.branch}
+    assert f"deleted its branch {first.branch}" in capsys.readouterr().out

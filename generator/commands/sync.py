@@ -668,11 +668,21 @@ def _opened_meanwhile(
         if p.number not in seen and p.number < pull.number
     ]
     for p in late:
-        # A branch gone already is fine: closing the pull request is what matters.
-        with contextlib.suppress(g.GitFailure):
-            refspec = f"+refs/heads/{p.branch}:refs/remotes/origin/{p.branch}"
-            run.genv.run(["fetch", "-q", "origin", refspec], cwd=clone.worktree)
+        _fetch_branch(run, clone, p.branch)
     return late
+
+
+def _fetch_branch(run: _Run, clone: _Clone, branch: str) -> str | None:
+    """The remote tip of `branch`, fetched into the clone when the clone lacks it (another
+    sync pushed it after this one cloned); None when the remote has no such branch."""
+    tip = g.remote_branch_sha(clone.lib, branch)
+    if tip is not None:
+        return tip
+    # A branch gone already is fine: closing the pull request is what matters.
+    with contextlib.suppress(g.GitFailure):
+        refspec = f"+refs/heads/{branch}:refs/remotes/origin/{branch}"
+        run.genv.run(["fetch", "-q", "origin", refspec], cwd=clone.worktree)
+    return g.remote_branch_sha(clone.lib, branch)
 
 
 def _refuse_foreign_commits(run: _Run, clone: _Clone, branch: str) -> str | None:
@@ -1057,9 +1067,9 @@ def _supersede(
         gh.comment(old.number, comment)
     except FatalError as e:
         say(f"warning: closed superseded pull request #{old.number} without a comment: {e}")
-    tip = g.remote_branch_sha(lib, old.branch)
+    tip = _fetch_branch(run, clone, old.branch)
     if tip is None:
-        run.emit(f"closed superseded pull request #{old.number}")
+        run.emit(f"closed superseded pull request #{old.number} (its branch is gone already)")
         return True
     try:
         foreign = g.foreign_commits(lib, tip, clone.base_rev, run.options.identity)
