@@ -484,7 +484,8 @@ def _vendor_sources(
                     f"{{{','.join(rule.include)}}}; {rule.dest}/ ships without them"
                 )
             ref_files.append(RefFiles(component.name, rule.source, rule.dest, rule.include, names))
-    vendor_op_sources(source.root, library, chosen.sources.values())
+    what = f"ExecuTorch at {source.sha[:12]}"
+    vendor_op_sources(source.root, library, chosen.sources.values(), what)
     write_cmake_macros(library)
     shutil.copytree(
         TEMPLATE_SRC,
@@ -495,7 +496,7 @@ def _vendor_sources(
     write_board_check(library)  # ExecuTorch.h includes it: a start of the include closure
     write_compact_header(library)  # compiler.h includes it (patch compact-runtime)
     starts = sorted(p for p in (library / "src").rglob("*") if p.suffix in (".h", ".cpp"))
-    closure = follow_includes_cached(source.root, library, starts, et_tree, steps)
+    closure = follow_includes_cached(source.root, library, starts, et_tree, steps, what)
     prunable += [library / "src" / "executorch" / rel for rel in closure.added]
     return VendoredSources(tuple(ref_files), len(closure.added), tuple(prunable))
 
