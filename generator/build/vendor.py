@@ -234,7 +234,7 @@ def follow_includes(
                 candidates.append((local, et_local))
             if name.startswith("executorch/"):
                 et_rel = name.removeprefix("executorch/")
-                confined_dest(library / "src" / "executorch", et_rel, f"{what}: #include <{name}>")
+                confined_path(root, et_rel, f"{what}: #include <{name}>")  # no `..` out
                 candidates.append((src / name, et_rel))
             candidates.append((src / name, None))
             resolved = False
