@@ -30,6 +30,7 @@ from generator.build.checkout import checkout
 from generator.build.codegen import CodegenResult, kernel_registration, torch_version
 from generator.build.compact import write_compact_header
 from generator.build.components import THIRD_PARTY, Component, load_component, pinned_revision
+from generator.build.confine import confined_path
 from generator.build.dtypes import (
     DtypeChoice,
     DtypeSelection,
@@ -316,7 +317,10 @@ def _sources(
         # The shipped tools and this build read .pte files with it (--ops-from-pte below,
         # the model check at the end).
         reader = program_reader(
-            third_party.flatbuffers, source.root / "schema", library / READER_DIR, cache
+            third_party.flatbuffers,
+            confined_path(source.root, "schema", f"ExecuTorch at {source.sha[:12]}"),
+            library / READER_DIR,
+            cache,
         )
         rep.note(f"flatc {reader.flatc_version} -> {READER_DIR}")
     tree = {"sha": source.sha, "paths": list(et.checkout)}
@@ -384,7 +388,14 @@ def _library_code(
     with rep.step("generate the schema headers"):
         fb = inputs.third_party.flatbuffers
         schema_dir = library / SCHEMA_HEADERS_DIR
-        schema = schema_headers(fb.path, fb.url, fb.sha, source.root / "schema", schema_dir, cache)
+        schema = schema_headers(
+            fb.path,
+            fb.url,
+            fb.sha,
+            confined_path(source.root, "schema", f"ExecuTorch at {source.sha[:12]}"),
+            schema_dir,
+            cache,
+        )
         rep.note(f"flatc {schema.flatc_version} ({schema.flatc})")
 
     with rep.step("apply the Arduino patches"):
