@@ -75,7 +75,7 @@ def assert_refused(tmp_path: Path, secret: Path, *names: str) -> str:
 def test_symlink_out_in_a_vendored_folder_is_refused(tmp_path: Path, upstream: Upstream) -> None:
     secret = secret_file(tmp_path)
     commit_link(upstream, "runtime/core/env.h", secret, "a header that is a link out")
-    message = assert_refused(tmp_path, secret, "runtime/core/env.h", "ExecuTorch")
+    message = assert_refused(tmp_path, secret, "runtime/core/env.h", "ExecuTorch at ")
     assert "outside the checkout" in message
 
 
@@ -121,7 +121,7 @@ def test_example_file_symlink_out_is_refused(tmp_path: Path, upstream: Upstream)
 def test_example_tool_symlink_out_is_refused(tmp_path: Path, upstream: Upstream) -> None:
     secret = secret_file(tmp_path)
     commit_link(upstream, "examples/arduino/generate_test_input.py", secret, "tool out")
-    assert_refused(tmp_path, secret, "examples/arduino/generate_test_input.py", "ExecuTorch")
+    assert_refused(tmp_path, secret, "examples/arduino/generate_test_input.py", "ExecuTorch at ")
 
 
 def test_symlink_inside_the_checkout_ships_as_a_regular_file(

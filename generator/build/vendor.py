@@ -119,14 +119,16 @@ class Vendored:
     optional: list[tuple[CopyRule, list[Path]]] = field(default_factory=list)
 
 
-def vendor_component(component: Component, tree: Path, library: Path) -> Vendored:
-    """Apply every copy rule of `component` and copy its license.
+def vendor_component(
+    component: Component, tree: Path, library: Path, sha: str | None = None
+) -> Vendored:
+    """Apply every copy rule of `component` (checked out at `sha`) and copy its license.
 
     Raises:
         FatalError: when the component's LICENSE (or a required rule's folder) is missing, or
             a path read leaves the checkout or is a special file (`apply_rule`).
     """
-    what = component.name
+    what = f"{component.name} at {sha[:12]}" if sha else component.name
     license_path = confined_path(tree, component.license_file, what)
     if not license_path.is_file():
         raise FatalError(

@@ -481,11 +481,11 @@ def _vendor_sources(
     closure comes from the step cache (`steps`, keyed by `et_tree` and the tree so far) when it
     holds it."""
     ref_files: list[RefFiles] = []
-    components: list[tuple[Component, Path]] = [(source.component, source.root)]
-    components += [(tp.component, tp.path) for tp in third_party.all]
+    components: list[tuple[Component, Path, str]] = [(source.component, source.root, source.sha)]
+    components += [(tp.component, tp.path, tp.sha) for tp in third_party.all]
     prunable: list[Path] = []
-    for component, tree in components:
-        done = vendor_component(component, tree, library)
+    for component, tree, sha in components:
+        done = vendor_component(component, tree, library, sha)
         prunable += done.written if component is not source.component else []
         for rule, written in done.optional:
             names = tuple(p.relative_to(library / rule.dest).as_posix() for p in written)
