@@ -28,6 +28,7 @@ from pathlib import Path
 
 import git
 
+from generator.build.confine import confined_path
 from generator.cache import repos_dir, repos_lock, stderr_line
 from generator.errors import FatalError
 from generator.gitfail import git_reason, hint, is_missing_ref
@@ -77,8 +78,11 @@ class Checkout:
 
         Raises:
             FileNotFoundError: when the path is not in the commit or not checked out.
+            FatalError: when it is a symbolic link out of the work tree or a special file
+                (`generator.build.confine`).
         """
-        return (self.path / relpath).read_text(encoding="utf-8")
+        what = f"{display_url(self.url)} at {self.sha[:12]}"
+        return confined_path(self.path, relpath, what).read_text(encoding="utf-8")
 
 
 def _slug(url: str) -> str:

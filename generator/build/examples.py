@@ -20,6 +20,7 @@ from pathlib import Path
 
 from generator import data_dir, fit
 from generator.atomic import write_atomic
+from generator.build.confine import confined_dest, confined_file, confined_path
 from generator.build.models import TOOLS_DIR, ops_in_pte, write_model_header
 from generator.cache import StepCache, code_version, tree_hash
 from generator.errors import FatalError
@@ -28,6 +29,8 @@ from generator.userpaths import input_file
 
 TEMPLATE_EXAMPLES = data_dir("library_template") / "examples"
 REF_EXAMPLES = "examples/arduino/examples"
+#: How messages name the checkout the examples' files come from.
+REF_WHAT = "the ExecuTorch ref's examples"
 
 #: Data files an example copies from the ref's folder beside its .pte (globs).
 EXAMPLE_DATA: dict[str, tuple[str, ...]] = {"KeywordSpotting": ("mfcc_*.h",)}
@@ -97,7 +100,8 @@ def plan_examples(
 
     Raises:
         FatalError: naming every example the ref ships no model (or data) for, and how to
-            proceed (`--example-pte NAME=FILE` or `--examples NAME,...`).
+            proceed (`--example-pte NAME=FILE` or `--examples NAME,...`); when a model or
+            data file is a symbolic link out of the checkout or a special file.
     """
     plans: list[ExamplePlan] = []
     missing: list[str] = []
@@ -107,7 +111,7 @@ def plan_examples(
                 ExamplePlan(name, overrides[name], f"--example-pte {overrides[name].name}")
             )
             continue
-        shipped = root / REF_EXAMPLES / name / "model.pte"
+        shipped = confined_path(root, f"{REF_EXAMPLES}/{name}/model.pte", REF_WHAT)
         if shipped.is_file():
             plans.append(ExamplePlan(name, shipped, f"{REF_EXAMPLES}/{name}/model.pte"))
         else:
@@ -122,7 +126,7 @@ def plan_examples(
         )
     for name in examples:
         for pattern in EXAMPLE_DATA.get(name, ()):
-            if not list((root / REF_EXAMPLES / name).glob(pattern)):
+            if not _example_data(root, name, pattern):
                 raise FatalError(
                     f"example {name} needs {pattern} from {REF_EXAMPLES}/{name}/, which this "
                     f"ref does not ship; leave it out with --examples"
@@ -149,7 +153,8 @@ def write_examples(
     (`fit.render_fit`).
 
     Raises:
-        FatalError: when our sketch for an example is missing or a .pte is unreadable.
+        FatalError: when our sketch for an example is missing or a .pte is unreadable, or
+            a data file is a symbolic link out of the checkout or a special file.
     """
     made_by = {"reader": tree_hash(reader), "tools": _tools_digest()} if steps else {}
     for plan in plans:
@@ -161,8 +166,23 @@ def write_examples(
         _write_model_header(plan, dest / MODEL_HEADER, reader, made_by, steps)
         _write_fit(dest / f"{plan.name}.ino", plan.name, dest / MODEL_HEADER)
         for pattern in EXAMPLE_DATA.get(plan.name, ()):
-            for data in sorted((root / REF_EXAMPLES / plan.name).glob(pattern)):
-                shutil.copyfile(data, dest / data.name)
+            for name, data in _example_data(root, plan.name, pattern):
+                shutil.copyfile(data, confined_dest(dest, name, REF_WHAT))
+
+
+def _example_data(root: Path, example: str, pattern: str) -> list[tuple[str, Path]]:
+    """The ref's data files of `example` matching `pattern`: (name, confined path), by name.
+
+    Raises:
+        FatalError: when one is a symbolic link out of the checkout or a special file.
+    """
+    folder = confined_path(root, f"{REF_EXAMPLES}/{example}", REF_WHAT)
+    if not folder.is_dir():
+        return []
+    return [
+        (p.name, confined_file(root, f"{REF_EXAMPLES}/{example}/{p.name}", REF_WHAT))
+        for p in sorted(folder.glob(pattern))
+    ]
 
 
 def _write_fit(sketch: Path, example: str, header: Path) -> None:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.build.checkout import checkout
+from generator.build.confine import confined_file, confined_path
 from generator.cache import StepCache, flatc_path
 from generator.errors import FatalError
 
@@ -48,7 +49,7 @@ def pinned_flatbuffers_version(flatbuffers_root: Path) -> str:
     Raises:
         FatalError: when base.h does not define the three version numbers.
     """
-    base = flatbuffers_root / "include" / "flatbuffers" / "base.h"
+    base = confined_path(flatbuffers_root, "include/flatbuffers/base.h", "FlatBuffers")
     try:
         found = dict(_VERSION_DEFINE.findall(base.read_text(encoding="utf-8")))
     except FileNotFoundError:
@@ -106,6 +107,11 @@ def _is_script(path: Path) -> bool:
         return True
 
 
+def _sha256(path: Path) -> str:
+    """sha256 of the bytes of `path`."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def run_flatc(
     flatc: Path, flags: Sequence[str], schemas: Sequence[Path], out_dir: Path, steps: StepCache
 ) -> subprocess.CompletedProcess[str] | None:
@@ -130,7 +136,11 @@ def run_flatc(
         "flags": list(flags),
         "schemas": [s.name for s in schemas],
         "inputs": [
-            [d.name, f.relative_to(d).as_posix(), hashlib.sha256(f.read_bytes()).hexdigest()]
+            [
+                d.name,
+                f.relative_to(d).as_posix(),
+                _sha256(confined_file(d, f.relative_to(d), "the schema")),
+            ]
             for d, f in inputs
         ],
     }
@@ -281,7 +291,9 @@ def generate_schema_headers(
     Raises:
         FatalError: when flatc fails.
     """
-    schemas = [schema_dir / "program.fbs", schema_dir / "scalar_type.fbs"]
+    schemas = [
+        confined_file(schema_dir, n, "the schema") for n in ("program.fbs", "scalar_type.fbs")
+    ]
     proc = run_flatc(flatc, FLATC_FLAGS, schemas, out_dir, steps or StepCache(None))
     if proc is not None:
         raise FatalError(f"flatc failed on {schema_dir}: {proc.stderr.strip()}")

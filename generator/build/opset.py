@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from generator.build.confine import confined_file, confined_path
 from generator.build.models import registered_prim_ops
 from generator.cache import StepCache, code_version
 from generator.errors import FatalError
@@ -301,7 +302,7 @@ def read_op_yaml(root: Path, relpath: str) -> list[OpEntry]:
     Raises:
         FatalError: when the file is missing or malformed.
     """
-    path = root / relpath
+    path = confined_path(root, relpath, "ExecuTorch")
     try:
         # libyaml's loader when PyYAML has it: the portable yaml takes ~0.2 s in pure Python.
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -440,8 +441,10 @@ def kernel_sources(root: Path, op_set: OpSet) -> dict[str, str]:
     selected = set(op_set.ops)
     for yaml_path, folder in ((PORTABLE_YAML, PORTABLE_OPS_DIR), (CORTEX_M_YAML, CORTEX_M_OPS_DIR)):
         sources = {
-            p: p.read_text(encoding="utf-8", errors="replace")
-            for p in sorted((root / folder).glob("op_*.cpp"))
+            p: confined_file(root, p.relative_to(root), "ExecuTorch").read_text(
+                encoding="utf-8", errors="replace"
+            )
+            for p in sorted((confined_path(root, folder, "ExecuTorch")).glob("op_*.cpp"))
         }
         for entry in read_op_yaml(root, yaml_path):
             if entry.name not in selected:

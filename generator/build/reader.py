@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.build.checkout import checkout
+from generator.build.confine import confined_file, confined_path
 from generator.build.flatc import (
     find_flatc,
     flatc_version,
@@ -158,7 +159,7 @@ def write_program_reader(
             something unexpected, the schema declares no file_identifier, or `runtime` is not
             FlatBuffers' Python runtime (no `__init__.py`, `table.py`).
     """
-    schema = schema_dir / "program.fbs"
+    schema = confined_path(schema_dir, "program.fbs", "the schema")
     identifier = file_identifier(schema)
     if not (runtime / "__init__.py").is_file() or not (runtime / "table.py").is_file():
         raise FatalError(
@@ -187,7 +188,8 @@ def write_program_reader(
         )
         (staging / "flatbuffers").mkdir()
         for path in sorted(runtime.glob("*.py")):
-            shutil.copyfile(path, staging / "flatbuffers" / path.name)
+            runtime_file = confined_file(runtime, path.name, "FlatBuffers' Python runtime")
+            shutil.copyfile(runtime_file, staging / "flatbuffers" / path.name)
         if dest.exists():
             shutil.rmtree(dest)
         staging.replace(dest)

@@ -26,6 +26,7 @@ from wcmatch import glob
 
 from generator import package_path
 from generator.build.components import Component, CopyRule
+from generator.build.confine import confined_dest, confined_file, confined_path, is_inside
 from generator.cache import StepCache, code_version, tree_hash
 from generator.errors import FatalError
 
@@ -35,6 +36,8 @@ HELPER_ROOTS = ("kernels/", "backends/")
 SOURCE_SUFFIXES = (".c", ".cpp", ".cc")
 OP_SOURCE_PREFIX = "op_"
 HEADER_SUFFIXES = (".h", ".hpp")
+#: How messages name the ExecuTorch checkout when the caller gives no ref.
+ET = "ExecuTorch"
 
 
 #: How copy rules read their globs (wcmatch): `*` and `?` stay within a folder, `**` as a whole
@@ -42,16 +45,20 @@ HEADER_SUFFIXES = (".h", ".hpp")
 GLOB_FLAGS = glob.GLOBSTAR | glob.DOTGLOB
 
 
-def apply_rule(rule: CopyRule, tree: Path, library: Path) -> list[Path]:
+def apply_rule(rule: CopyRule, tree: Path, library: Path, what: str = "the checkout") -> list[Path]:
     """Copy the files of `rule` from `tree` into `library`.
+
+    Every file is read through `confined_file` (a symbolic link inside `tree` ships as a
+    regular file with its target's content) and written through `confined_dest`.
 
     Returns:
         Destination paths written, sorted (empty only for an optional rule).
     Raises:
         FatalError: when the source folder of a rule that is not optional is missing or
-            matches nothing.
+            matches nothing; when the folder or a matched file leaves `tree` (a symbolic
+            link out) or is a special file (`what` names the component in the message).
     """
-    source = tree / rule.source
+    source = confined_path(tree, rule.source, what)
     if rule.optional and not source.is_dir():
         return []
     if not source.is_dir():
@@ -65,11 +72,14 @@ def apply_rule(rule: CopyRule, tree: Path, library: Path) -> list[Path]:
     for rel in _files_below(source):
         if not matcher.match(rel):
             continue
-        dest = library / rule.dest / rel
+        path = confined_path(tree, f"{rule.source}/{rel}", what)
+        if not path.is_file():
+            continue  # a link to a folder, or a dangling one, inside the checkout: as before
+        dest = confined_dest(library, f"{rule.dest}/{rel}", what)
         if dest.parent not in made:
             dest.parent.mkdir(parents=True, exist_ok=True)
             made.add(dest.parent)
-        shutil.copyfile(source / rel, dest)
+        shutil.copyfile(path, dest)
         written.append(dest)
     if not written and not rule.optional:
         raise FatalError(f"no file of {rule.source} matches {list(rule.include)}")
@@ -77,10 +87,10 @@ def apply_rule(rule: CopyRule, tree: Path, library: Path) -> list[Path]:
 
 
 def _files_below(folder: Path) -> list[str]:
-    """Every regular file below `folder` (symbolic links to files too, as `Path.is_file`
-    counts them), as sorted POSIX paths relative to it. One `os.scandir` per folder: the
-    vendoring step walks whole checkouts, where `rglob` plus a `stat` per path was most of
-    a warm build's copy time."""
+    """Every entry below `folder` that is not a folder (regular files, symbolic links, and
+    special files, which the caller refuses when a rule matches them), as sorted POSIX paths
+    relative to it. One `os.scandir` per folder: the vendoring step walks whole checkouts,
+    where `rglob` plus a `stat` per path was most of a warm build's copy time."""
     found: list[str] = []
     pending = [("", os.fspath(folder))]
     while pending:
@@ -90,7 +100,7 @@ def _files_below(folder: Path) -> list[str]:
                 rel = prefix + entry.name
                 if entry.is_dir(follow_symlinks=False):
                     pending.append((rel + "/", entry.path))
-                elif entry.is_file():
+                else:
                     found.append(rel)
     return sorted(found, key=lambda rel: Path(rel).parts)
 
@@ -109,13 +119,17 @@ class Vendored:
     optional: list[tuple[CopyRule, list[Path]]] = field(default_factory=list)
 
 
-def vendor_component(component: Component, tree: Path, library: Path) -> Vendored:
-    """Apply every copy rule of `component` and copy its license.
+def vendor_component(
+    component: Component, tree: Path, library: Path, sha: str | None = None
+) -> Vendored:
+    """Apply every copy rule of `component` (checked out at `sha`) and copy its license.
 
     Raises:
-        FatalError: when the component's LICENSE (or a required rule's folder) is missing.
+        FatalError: when the component's LICENSE (or a required rule's folder) is missing, or
+            a path read leaves the checkout or is a special file (`apply_rule`).
     """
-    license_path = tree / component.license_file
+    what = f"{component.name} at {sha[:12]}" if sha else component.name
+    license_path = confined_path(tree, component.license_file, what)
     if not license_path.is_file():
         raise FatalError(
             f"{component.name} at {tree} has no {component.license_file}; it cannot be "
@@ -123,7 +137,7 @@ def vendor_component(component: Component, tree: Path, library: Path) -> Vendore
         )
     result = Vendored()
     for rule in component.files:
-        written = apply_rule(rule, tree, library)
+        written = apply_rule(rule, tree, library, what)
         result.written += written
         if rule.optional:
             result.optional.append((rule, written))
@@ -156,15 +170,23 @@ def _et_path(library: Path, file: Path) -> str | None:
         return None
 
 
-def _implementing_sources(root: Path, header: str) -> list[str]:
-    """Helper sources that implement `header` (ExecuTorch-relative paths)."""
-    folder = (root / header).parent
+def _implementing_sources(root: Path, header: str, what: str = ET) -> list[str]:
+    """Helper sources that implement `header` (ExecuTorch-relative paths).
+
+    Raises:
+        FatalError: when a source read leaves the checkout or is a special file.
+    """
+    folder_rel = Path(header).parent
+    folder = confined_path(root, folder_rel, what)
     stem = Path(header).stem
     found: list[str] = []
-    for source in sorted(p for p in folder.iterdir() if p.suffix in SOURCE_SUFFIXES):
-        if source.name.startswith(OP_SOURCE_PREFIX):
+    for name in sorted(p.name for p in folder.iterdir() if p.suffix in SOURCE_SUFFIXES):
+        if name.startswith(OP_SOURCE_PREFIX):
             continue  # an operator ships only when it is registered, never as a helper
-        rel = source.relative_to(root).as_posix()
+        rel = (folder_rel / name).as_posix()
+        source = confined_path(root, rel, what)
+        if not source.is_file():
+            continue
         if source.stem == stem:
             found.append(rel)
             continue
@@ -177,15 +199,24 @@ def _implementing_sources(root: Path, header: str) -> list[str]:
     return found
 
 
-def follow_includes(root: Path, library: Path, starts: Iterable[Path]) -> IncludeClosure:
+def follow_includes(
+    root: Path, library: Path, starts: Iterable[Path], what: str = ET
+) -> IncludeClosure:
     """Copy into `library` every ExecuTorch header and helper source reachable from `starts`.
+
+    An include is looked up in the library only below `library` (one that resolves elsewhere
+    is not read); one looked up in the checkout goes through `confined_file`.
 
     Args:
         root: ExecuTorch checkout.
         library: library tree being built (ExecuTorch files go under src/executorch/).
         starts: library files whose includes are followed (recursively).
+        what: the ref, for messages.
     Returns:
         What was added and what could not be resolved.
+    Raises:
+        FatalError: when an include climbs out of the checkout (`executorch/../../x.h`), or
+            resolves to a symbolic link out of it or a special file.
     """
     src = library / "src"
     closure = IncludeClosure()
@@ -204,16 +235,18 @@ def follow_includes(root: Path, library: Path, starts: Iterable[Path]) -> Includ
                 et_local = _et_path(library, local)
                 candidates.append((local, et_local))
             if name.startswith("executorch/"):
-                candidates.append((src / name, name.removeprefix("executorch/")))
+                et_rel = name.removeprefix("executorch/")
+                confined_path(root, et_rel, f"{what}: #include <{name}>")  # no `..` out
+                candidates.append((src / name, et_rel))
             candidates.append((src / name, None))
             resolved = False
             for dest, et_rel in candidates:
-                if dest.is_file():
+                if is_inside(library, dest) and dest.is_file():
                     queue.append(dest)
                     resolved = True
                     break
-                if et_rel is not None and (root / et_rel).is_file():
-                    _copy_et(root, library, et_rel, closure, queue)
+                if et_rel is not None and confined_path(root, et_rel, what).is_file():
+                    _copy_et(root, library, et_rel, closure, queue, what)
                     resolved = True
                     break
             if not resolved:
@@ -227,13 +260,17 @@ def follow_includes_cached(
     starts: Sequence[Path],
     tree: Mapping[str, Any],
     steps: StepCache,
+    what: str = ET,
 ) -> IncludeClosure:
     """`follow_includes`, its result a step-cache entry.
 
     Keyed by the ExecuTorch tree (`tree`: the ref's full SHA and the checked-out paths), the
     content of every file under the library's src/ at this point (what the includes are read
     from and resolved against), the starts and this module's code. On a hit the same files
-    are copied from `root` without reading a single include.
+    are copied from `root` without reading a single include (each still confined).
+
+    Raises:
+        FatalError: as `follow_includes` (`what` names the ref).
     """
     src = library / "src"
     key = {
@@ -243,13 +280,13 @@ def follow_includes_cached(
         "code": code_version("build.vendor"),
     }
     cached = steps.get("includes", key, _closure_from)
-    if cached is not None and all((root / rel).is_file() for rel in cached.added):
+    if cached is not None and all(confined_path(root, rel, what).is_file() for rel in cached.added):
         for rel in cached.added:
-            dest = src / "executorch" / rel
+            dest = confined_dest(src / "executorch", rel, what)
             dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(root / rel, dest)
+            shutil.copyfile(confined_file(root, rel, what), dest)
         return cached
-    closure = follow_includes(root, library, starts)
+    closure = follow_includes(root, library, starts, what)
     steps.put("includes", key, {"added": closure.added, "unresolved": sorted(closure.unresolved)})
     return closure
 
@@ -265,19 +302,30 @@ def _closure_from(value: Any) -> IncludeClosure | None:
 
 
 def _copy_et(
-    root: Path, library: Path, rel: str, closure: IncludeClosure, queue: deque[Path]
+    root: Path,
+    library: Path,
+    rel: str,
+    closure: IncludeClosure,
+    queue: deque[Path],
+    what: str = ET,
 ) -> None:
-    dest = library / "src" / "executorch" / rel
+    """Copy ExecuTorch's `rel` (and the helper sources implementing it) to src/executorch/.
+
+    Raises:
+        FatalError: when `rel` leaves the checkout or the library, or is a special file.
+    """
+    dest = confined_dest(library / "src" / "executorch", rel, what)
     if dest.is_file():
         return
+    source = confined_file(root, rel, what)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(root / rel, dest)
+    shutil.copyfile(source, dest)
     closure.added.append(rel)
     queue.append(dest)
     if rel.startswith(HELPER_ROOTS) and Path(rel).suffix in HEADER_SUFFIXES:
-        for source in _implementing_sources(root, rel):
-            if not (library / "src" / "executorch" / source).is_file():
-                _copy_et(root, library, source, closure, queue)
+        for helper in _implementing_sources(root, rel, what):
+            if not (library / "src" / "executorch" / helper).is_file():
+                _copy_et(root, library, helper, closure, queue, what)
 
 
 #: Where c10's Macros.h and Export.h look for the CMake-generated macros header.
@@ -305,12 +353,20 @@ def write_cmake_macros(library: Path) -> Path:
     return dest
 
 
-def vendor_op_sources(root: Path, library: Path, sources: Iterable[str]) -> list[Path]:
-    """Copy the selected operator sources (ExecuTorch-relative) under src/executorch/."""
+def vendor_op_sources(
+    root: Path, library: Path, sources: Iterable[str], what: str = ET
+) -> list[Path]:
+    """Copy the selected operator sources (ExecuTorch-relative) under src/executorch/.
+
+    Raises:
+        FatalError: when a source leaves the checkout (or the library), or is not a regular
+            file.
+    """
     written = []
     for rel in sorted(set(sources)):
-        dest = library / "src" / "executorch" / rel
+        source = confined_file(root, rel, what)
+        dest = confined_dest(library / "src" / "executorch", rel, what)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(root / rel, dest)
+        shutil.copyfile(source, dest)
         written.append(dest)
     return written

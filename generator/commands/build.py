@@ -30,6 +30,7 @@ from generator.build.checkout import checkout
 from generator.build.codegen import CodegenResult, kernel_registration, torch_version
 from generator.build.compact import write_compact_header
 from generator.build.components import THIRD_PARTY, Component, load_component, pinned_revision
+from generator.build.confine import confined_path
 from generator.build.dtypes import (
     DtypeChoice,
     DtypeSelection,
@@ -316,7 +317,10 @@ def _sources(
         # The shipped tools and this build read .pte files with it (--ops-from-pte below,
         # the model check at the end).
         reader = program_reader(
-            third_party.flatbuffers, source.root / "schema", library / READER_DIR, cache
+            third_party.flatbuffers,
+            confined_path(source.root, "schema", f"ExecuTorch at {source.sha[:12]}"),
+            library / READER_DIR,
+            cache,
         )
         rep.note(f"flatc {reader.flatc_version} -> {READER_DIR}")
     tree = {"sha": source.sha, "paths": list(et.checkout)}
@@ -384,7 +388,14 @@ def _library_code(
     with rep.step("generate the schema headers"):
         fb = inputs.third_party.flatbuffers
         schema_dir = library / SCHEMA_HEADERS_DIR
-        schema = schema_headers(fb.path, fb.url, fb.sha, source.root / "schema", schema_dir, cache)
+        schema = schema_headers(
+            fb.path,
+            fb.url,
+            fb.sha,
+            confined_path(source.root, "schema", f"ExecuTorch at {source.sha[:12]}"),
+            schema_dir,
+            cache,
+        )
         rep.note(f"flatc {schema.flatc_version} ({schema.flatc})")
 
     with rep.step("apply the Arduino patches"):
@@ -470,11 +481,11 @@ def _vendor_sources(
     closure comes from the step cache (`steps`, keyed by `et_tree` and the tree so far) when it
     holds it."""
     ref_files: list[RefFiles] = []
-    components: list[tuple[Component, Path]] = [(source.component, source.root)]
-    components += [(tp.component, tp.path) for tp in third_party.all]
+    components: list[tuple[Component, Path, str]] = [(source.component, source.root, source.sha)]
+    components += [(tp.component, tp.path, tp.sha) for tp in third_party.all]
     prunable: list[Path] = []
-    for component, tree in components:
-        done = vendor_component(component, tree, library)
+    for component, tree, sha in components:
+        done = vendor_component(component, tree, library, sha)
         prunable += done.written if component is not source.component else []
         for rule, written in done.optional:
             names = tuple(p.relative_to(library / rule.dest).as_posix() for p in written)
@@ -484,7 +495,8 @@ def _vendor_sources(
                     f"{{{','.join(rule.include)}}}; {rule.dest}/ ships without them"
                 )
             ref_files.append(RefFiles(component.name, rule.source, rule.dest, rule.include, names))
-    vendor_op_sources(source.root, library, chosen.sources.values())
+    what = f"ExecuTorch at {source.sha[:12]}"
+    vendor_op_sources(source.root, library, chosen.sources.values(), what)
     write_cmake_macros(library)
     shutil.copytree(
         TEMPLATE_SRC,
@@ -495,7 +507,7 @@ def _vendor_sources(
     write_board_check(library)  # ExecuTorch.h includes it: a start of the include closure
     write_compact_header(library)  # compiler.h includes it (patch compact-runtime)
     starts = sorted(p for p in (library / "src").rglob("*") if p.suffix in (".h", ".cpp"))
-    closure = follow_includes_cached(source.root, library, starts, et_tree, steps)
+    closure = follow_includes_cached(source.root, library, starts, et_tree, steps, what)
     prunable += [library / "src" / "executorch" / rel for rel in closure.added]
     return VendoredSources(tuple(ref_files), len(closure.added), tuple(prunable))
 
