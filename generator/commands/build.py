@@ -46,7 +46,7 @@ from generator.build.examples import (
     write_examples,
 )
 from generator.build.flatc import SchemaHeaders, schema_headers
-from generator.build.models import check_library_models, ops_in_pte
+from generator.build.models import check_library_models, ops_in_pte, read_pte
 from generator.build.opset import OpSetChoice, available_op_sources, op_set_choice, prim_ops
 from generator.build.patches import (
     ALL_PATCHES,
@@ -539,8 +539,8 @@ def _model_check_key(library: Path, ptes: tuple[Path, ...]) -> dict[str, Any] | 
     """The model check's step-cache key, or None when a `.pte` cannot be read (the check
     itself then names it)."""
     try:
-        digests = [hashlib.sha256(p.read_bytes()).hexdigest() for p in ptes]
-    except OSError:
+        digests = [hashlib.sha256(read_pte(p)).hexdigest() for p in ptes]
+    except FatalError:
         return None
     return {
         "library": tree_hash(library),
