@@ -46,6 +46,8 @@ from typing import Any, TypeVar
 import requests
 from github import Auth, Github, GithubException, GithubIntegration, GithubRetry
 from github.GithubException import RateLimitExceededExceedsMaxWait
+from github.GithubObject import GithubObject
+from github.PaginatedList import PaginatedList
 from github.PullRequest import PullRequest
 from github.Repository import Repository
 from github.Requester import HTTPRequestsConnectionClass, HTTPSRequestsConnectionClass, Requester
@@ -86,6 +88,7 @@ ACTIONS_SETTING_HINT = (
 )
 
 T = TypeVar("T")
+G = TypeVar("G", bound=GithubObject)
 
 #: urllib3's idempotent methods, PATCH (sync's edits set fields: sending one twice is harmless)
 #: and POST, which `_Retry` retries only when it cannot have run: after a rate limit or a
@@ -606,7 +609,7 @@ class GitHubRepo:
         owner = repo.owner.login
         pulls = self._call(
             "list the open pull requests",
-            lambda: list(repo.get_pulls(state="open", head=f"{owner}:{branch}", base=base)),
+            lambda: every_page(repo.get_pulls(state="open", head=f"{owner}:{branch}", base=base)),
         )
         for pull in pulls:
             if pull.head.ref == branch:
@@ -680,7 +683,7 @@ class GitHubRepo:
         owner = repo.owner.login
         pulls = self._call(
             "list the pull requests of the sync branch",
-            lambda: list(repo.get_pulls(state="all", head=f"{owner}:{branch}", base=base)),
+            lambda: every_page(repo.get_pulls(state="all", head=f"{owner}:{branch}", base=base)),
         )
         mine = [p for p in pulls if p.head.ref == branch]
         if not mine or any(p.state == "open" for p in mine):
@@ -714,7 +717,7 @@ class GitHubRepo:
         full_name = repo.full_name.lower()
         pulls = self._call(
             "list the open pull requests",
-            lambda: list(repo.get_pulls(state="open", base=base)),
+            lambda: every_page(repo.get_pulls(state="open", base=base)),
         )
         found: list[SyncPull] = []
         for pull in pulls:
@@ -775,6 +778,46 @@ class GitHubRepo:
         self._github.requester.requestJsonAndCheck(
             "POST", f"{pull.issue_url}/labels", input={"labels": [label]}
         )
+
+
+#: The most pages one listing may take: 100, 3,000 pull requests at PyGithub's 30 a page
+#: (`Requester.per_page`), far more than the sync's listings meet (the open pull requests of
+#: one repository, those of one branch). A listing that goes on is a server that never stops
+#: answering `Link: <...>; rel="next"` (GitHub REST docs, "Using pagination in the REST API":
+#: the last page has no next link), which would otherwise loop forever.
+MAX_PAGES = 100
+
+
+def every_page(listing: PaginatedList[G], max_pages: int = MAX_PAGES) -> list[G]:
+    """Every item of the REST listing `listing`, following its `rel="next"` links, bounded.
+
+    PyGithub follows the next links without a bound (PaginatedList keeps the next URL in a
+    private attribute, read here before each further page is fetched).
+
+    Raises:
+        FatalError: a next link repeats a URL already fetched (a page that points at itself,
+            or a cycle), or the listing runs past `max_pages` pages; the message names the URL.
+    """
+    fetch = listing._fetchNextPage
+    seen: set[str] = set()
+
+    def bounded() -> list[G]:
+        url = str(getattr(listing, "_PaginatedList__nextUrl", None))
+        if url in seen:
+            raise FatalError(
+                f"GitHub's listing repeats a page: its next link points back at {url}, "
+                "fetched already (a server that loops its pagination); check --api-url"
+            )
+        seen.add(url)
+        if len(seen) > max_pages:
+            raise FatalError(
+                f"GitHub's listing runs past {max_pages} pages (next: {url}); it should end "
+                "well before: check --api-url"
+            )
+        return fetch()
+
+    setattr(listing, "_fetchNextPage", bounded)  # noqa: B010 (shadow the method on the instance)
+    return list(listing)
 
 
 def redact(text: str, token: str | None) -> str:
