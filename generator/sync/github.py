@@ -36,12 +36,15 @@ or scheme is refused by PyGithub and explained here; requests follows none by it
 from __future__ import annotations
 
 import json
+import logging
+import re
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import requests
 from github import Auth, Github, GithubException, GithubIntegration, GithubRetry
@@ -164,6 +167,10 @@ class _Retry(GithubRetry):
     def __init__(self, *, sleeper: Callable[[float], None] = time.sleep, **kwargs: Any) -> None:
         self.sleeper = sleeper
         super().__init__(**kwargs)
+        # GithubRetry logs each 403 ("Request GET ... failed with 403: ...") at INFO to the
+        # stderr handler PyGithub installs on its "github" logger: a stray line beside the
+        # explained error sync prints; its retries are sync's to report.
+        logging.getLogger("github.GithubRetry").setLevel(logging.WARNING)
 
     def new(self, **kw: Any) -> _Retry:
         kw["sleeper"] = self.sleeper
@@ -440,6 +447,15 @@ class GitHubRepo:
         said = message + (f" ({'; '.join(details)})" if details else "")
         said = self._redact(said) or "no message"
         status = error.status
+        stranger = _not_github(error) if status == 403 else None
+        if stranger is not None:
+            host = urlsplit(self.api_url).netloc or self.api_url
+            return FatalError(
+                f"could not {what}: the server at {host} answered {status} with {stranger}, "
+                "not GitHub's API (GitHub answers JSON with a message): a proxy or firewall "
+                "on the way? Check the network's proxy settings (https_proxy, no_proxy) and "
+                "--api-url"
+            )
         if status == 403 and ACTIONS_MAY_NOT_CREATE_PULLS.lower() in message.lower():
             hint = ACTIONS_SETTING_HINT
         elif status == 403 and _is_rate_limit(error):
@@ -818,6 +834,39 @@ def every_page(listing: PaginatedList[G], max_pages: int = MAX_PAGES) -> list[G]
 
     setattr(listing, "_fetchNextPage", bounded)  # noqa: B010 (shadow the method on the instance)
     return list(listing)
+
+
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.I | re.S)
+
+
+def _not_github(error: GithubException) -> str | None:
+    """What answered, when `error`'s answer is not GitHub's API: None when it is.
+
+    GitHub's REST API answers every error with JSON (`Content-Type: application/json`)
+    holding a `message` (GitHub REST docs, "Troubleshooting the REST API" / "Client
+    errors"); a proxy's or firewall's refusal is an HTML page or plain text. Returns e.g.
+    'an HTML page ("Access denied")'.
+    """
+    headers = {str(k).lower(): str(v) for k, v in (error.headers or {}).items()}
+    kind = headers.get("content-type", "").split(";")[0].strip().lower()
+    data = error.data
+    if "json" in kind and isinstance(data, dict) and "message" in data:
+        return None
+    if isinstance(data, dict) and "message" in data and not kind:
+        return None  # no type said: a JSON body with GitHub's message is taken as GitHub's
+    if isinstance(data, bytes):
+        body = data
+    elif isinstance(data, dict):  # _Retry's last try wraps a body that is not JSON
+        body = str(data.get("message", "")).encode()
+    else:
+        body = str(data or "").encode()
+    if kind == "text/html" or body.lstrip()[:1] == b"<":
+        title = _TITLE.search(body)
+        shown = " ".join(title.group(1).decode("utf-8", "replace").split())[:80] if title else ""
+        return "an HTML page" + (f' ("{shown}")' if shown else "")
+    if not body.strip():
+        return "an empty answer" + (f" ({kind})" if kind else "")
+    return f"a {kind} answer" if kind else "an answer that is not JSON"
 
 
 def redact(text: str, token: str | None) -> str:
