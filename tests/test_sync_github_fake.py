@@ -24,7 +24,7 @@ from github_fake.spec import OPERATIONS
 from werkzeug.wrappers import Request, Response
 
 from generator.errors import FatalError
-from generator.sync.github import MAX_PAGES, GitHubRepo
+from generator.sync.github import MAX_PAGES, GitHubRepo, every_page
 
 TOKEN = "ghp_FakeServerTest"
 
@@ -322,3 +322,25 @@ def test_a_listing_that_never_ends_is_refused_naming_the_url(loop: bool) -> None
         assert f"runs past {MAX_PAGES} pages" in message
         assert f"page={MAX_PAGES + 1}" in message
         assert server.pages == MAX_PAGES
+
+
+class _EndlessListing:
+    """A listing without PaginatedList's private next URL: every page has another."""
+
+    def __init__(self) -> None:
+        self.fetched = 0
+
+    def _fetchNextPage(self) -> list[int]:
+        self.fetched += 1
+        return [self.fetched]
+
+    def __iter__(self) -> Iterator[int]:
+        while True:
+            yield from self._fetchNextPage()
+
+
+def test_pages_are_counted_even_when_the_next_url_cannot_be_read() -> None:
+    listing = _EndlessListing()
+    with pytest.raises(FatalError, match=r"runs past 3 pages \(next: page 4\)"):
+        every_page(listing, max_pages=3)  # type: ignore[arg-type]
+    assert listing.fetched == 3

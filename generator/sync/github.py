@@ -818,7 +818,9 @@ def every_page(listing: PaginatedList[G], max_pages: int = MAX_PAGES) -> list[G]
     seen: set[str] = set()
 
     def bounded() -> list[G]:
-        url = str(getattr(listing, "_PaginatedList__nextUrl", None))
+        next_url = getattr(listing, "_PaginatedList__nextUrl", None)
+        # a PyGithub without that attribute: pages are still counted, repeats not seen
+        url = str(next_url) if next_url is not None else f"page {len(seen) + 1}"
         if url in seen:
             raise FatalError(
                 f"GitHub's listing repeats a page: its next link points back at {url}, "
