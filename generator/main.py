@@ -28,8 +28,10 @@ def _path(text: str) -> Path:
 
 
 def _git_text(what: str) -> Callable[[str], str]:
-    """The type of a git option's value (`what`: "a git URL", "a branch, tag or SHA"): not
-    empty, not only spaces, not starting with '-' (git would read it as an option)."""
+    """The type of an option's value that reaches git or an HTTP request (`what`: "a git
+    URL", "a branch, tag or SHA"): not empty nor only spaces (an empty --remote or --api-url
+    would silently mean the default; an empty --executorch-repo reached git and made a cache
+    entry), no leading or trailing space, not starting with '-' (git would read an option)."""
 
     def check(text: str) -> str:
         if not text.strip():
@@ -276,12 +278,17 @@ def add_sync_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) 
     sync.add_argument("--repo", required=True, metavar="OWNER/NAME", help="the library repo")
     sync.add_argument(
         "--remote",
+        type=_git_text("a git URL"),
         metavar="GIT_URL",
         help="git URL to clone and push (default: the repo's clone URL on GitHub); https, "
         "or plain http only to this machine (the token goes along)",
     )
     sync.add_argument(
-        "--base", default="main", metavar="BRANCH", help="branch the PR targets (default: main)"
+        "--base",
+        default="main",
+        type=_git_text("a branch name"),
+        metavar="BRANCH",
+        help="branch the PR targets (default: main)",
     )
     sync.add_argument(
         "--dry-run",
@@ -290,6 +297,7 @@ def add_sync_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     sync.add_argument(
         "--api-url",
+        type=_git_text("a URL"),
         metavar="URL",
         help="GitHub REST API root (default: $GITHUB_API_URL, which Actions runners set, else "
         "https://api.github.com; GitHub Enterprise: https://HOST/api/v3)",

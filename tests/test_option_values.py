@@ -21,6 +21,10 @@ from generator.main import build_parser
         ["build", "--executorch-repo", " https://github.com/pytorch/executorch"],
         ["build", "--executorch-ref", ""],
         ["build", "--executorch-ref=--upload-pack=x"],
+        ["sync", "--repo", "a/b", "--remote", ""],
+        ["sync", "--repo", "a/b", "--api-url", ""],
+        ["sync", "--repo", "a/b", "--base", " "],
+        ["sync", "--repo", "a/b", "--cache-dir", ""],
     ],
 )
 def test_empty_or_option_like_values_are_refused_up_front(
