@@ -105,3 +105,28 @@ def test_the_generators_pte_readers_refuse_a_huge_pte(tmp_path: Path, reader_dir
     assert not (tmp_path / "model.h").exists()
     with pytest.raises(FatalError, match="--dtypes-from-pte: .*" + limit):
         dtypes_in_ptes([huge], reader_dir)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--ops-from-pte", "{huge}", "--ops-from-pte: "),
+        ("--dtypes-from-pte", "{huge}", "--dtypes-from-pte: "),
+        ("--example-pte", "AddModel={huge}", "--example-pte AddModel: "),
+    ],
+)
+def test_build_refuses_a_huge_pte_before_any_work(
+    tmp_path: Path, option: str, value: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from generator.main import main
+
+    huge = sparse(tmp_path / "huge.pte")
+    args = ["build", option, value.format(huge=huge), "--cache-dir", str(tmp_path / "cache")]
+    with pytest.raises(SystemExit) as info:
+        main([*args, "--out", str(tmp_path / "out")])
+    assert info.value.code == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    (line,) = [x for x in err.splitlines() if x.startswith("error:")]
+    assert line.startswith(f"error: {said}{huge} is 5,368,709,120 bytes, over the 8,388,608")
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "out").exists()

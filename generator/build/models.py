@@ -88,6 +88,27 @@ def read_pte(path: Path, what: str = ".pte") -> bytes:
         raise FatalError(f"cannot read {what} {path}: {e.strerror or e}; check the path") from None
 
 
+def check_pte_size(pte: Path, what: str) -> None:
+    """Refuse, before any work, a `.pte` over `et_pte.MAX_PTE_BYTES` (by os.stat; no byte read).
+
+    Args:
+        what: the option that gave it ("--ops-from-pte"), for the message.
+
+    Raises:
+        FatalError: the file is larger than the limit (one line: option, file, size, limit).
+    """
+    try:
+        size = pte.stat().st_size
+    except OSError:
+        return  # its reader names the unreadable file
+    if size > et_pte.MAX_PTE_BYTES:
+        raise FatalError(
+            f"{what}: {pte} is {size:,} bytes, over the {et_pte.MAX_PTE_BYTES:,}-byte limit "
+            f"for a .pte ({et_pte.MAX_PTE_BYTES // 2**20} MiB; the largest board's flash is "
+            "~3 MiB): is it the right file?"
+        )
+
+
 def write_model_header(
     pte: Path,
     out: Path,
