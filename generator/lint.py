@@ -37,6 +37,9 @@ Windows reserves or refuses, paths that differ only by case or Unicode normaliza
 installed and object paths within Windows' MAX_PATH with a margin). Their facts and
 sources: `generator.install_paths`. The report also gives the longest installed path and
 the longest object path.
+
+The push rule (GH001) is this generator's too: no file over GitHub's 100 MiB push limit
+(`GITHUB_FILE_LIMIT_BYTES`, with its source), or the sync cannot push the library.
 """
 
 from __future__ import annotations
@@ -54,9 +57,11 @@ from generator.layout import LIBRARY_NAME, PROPERTIES_FILE
 from generator.properties import GO_SPACE, parse_properties
 
 __all__ = [
+    "GITHUB_FILE_LIMIT_BYTES",
     "LM_RULES",
     "NOT_CHECKED",
     "OS_RULES",
+    "PUSH_RULES",
     "RULES",
     "LintFinding",
     "LintReport",
@@ -288,9 +293,10 @@ class LintReport:
         lines = [
             f"## Library Manager lint: {verdict}",
             "",
-            f"`{self.library.name}` against the {len(RULES) - len(OS_RULES)} rules of "
+            f"`{self.library.name}` against the {len(LM_RULES)} rules of "
             f"`{ARDUINO_LINT}` that run offline (not checked: {not_checked}) and the "
-            f"{len(OS_RULES)} rules for installing on Windows, macOS and Linux: "
+            f"{len(OS_RULES)} rules for installing on Windows, macOS and Linux, and "
+            f"GitHub's file size limit: "
             f"{self.counts()}.",
             "",
             f"On Windows ({ip.WINDOWS_USER_NOTE}): {self.path_lengths()}.",
@@ -1465,6 +1471,39 @@ def _os005_installed_path_too_long(lib: _Library) -> list[Problem]:
     ]
 
 
+#: The largest file GitHub accepts in a push: 100 MiB (104,857,600 bytes).
+#:
+#: Source: docs.github.com, "About large files on GitHub" (repositories / working with
+#: files / managing large files): "GitHub blocks files larger than 100 MiB" (and warns from
+#: 50 MiB). A library holding such a file cannot be pushed, so the sync's pull request and
+#: the Library Manager release (a git tag) cannot be made.
+GITHUB_FILE_LIMIT_BYTES = 100 * 2**20
+
+
+def _gh001_file_too_large(lib: _Library) -> list[Problem]:
+    """Each file (not a folder; a symbolic link is its own small blob) over
+    GITHUB_FILE_LIMIT_BYTES, by os.lstat: no file is read."""
+    problems = []
+    for e in _installed(lib):
+        if e.is_dir or e.is_link:
+            continue
+        try:
+            size = e.path.lstat().st_size
+        except OSError:
+            continue
+        if size > GITHUB_FILE_LIMIT_BYTES:
+            problems.append(
+                (
+                    e.rel,
+                    f"{size:,} bytes, over GitHub's limit of {GITHUB_FILE_LIMIT_BYTES:,} "
+                    '(100 MiB; docs.github.com, "About large files on GitHub"): the '
+                    "library cannot be pushed; leave the file out or make it smaller (a "
+                    "model.h: a smaller .pte)",
+                )
+            )
+    return problems
+
+
 def _os006_object_path_too_long(lib: _Library) -> list[Problem]:
     return [
         (
@@ -1730,8 +1769,13 @@ OS_RULES: tuple[Rule, ...] = (
     Rule("OS006", "error", "object path too long", _os006_object_path_too_long),
 )
 
-#: Every rule `lint_library` runs: arduino-lint's, then the OS rules.
-RULES: tuple[Rule, ...] = LM_RULES + OS_RULES
+#: This generator's rule for pushing the library to GitHub (the sync's pull request).
+PUSH_RULES: tuple[Rule, ...] = (
+    Rule("GH001", "error", "file over GitHub's size limit", _gh001_file_too_large),
+)
+
+#: Every rule `lint_library` runs: arduino-lint's, then the OS rules, then the push rule.
+RULES: tuple[Rule, ...] = LM_RULES + OS_RULES + PUSH_RULES
 
 
 def lint_library(library: Path, *, name: str = LIBRARY_NAME) -> LintReport:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from generator.cli_lists import add_list_option
@@ -14,17 +14,54 @@ from generator.layout import LIBRARY_NAME
 from generator.urls import DEFAULT_EXECUTORCH_REPO
 
 
+def _path(text: str) -> Path:
+    """A path option's value: not empty nor only spaces (else argparse's error).
+
+    `Path("")` is `Path(".")`: an empty `--cache-dir ''` (an unset variable in a script)
+    would silently mean the current folder.
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is empty; give a path (the current folder is '.')"
+        )
+    return Path(text)
+
+
+def _git_text(what: str) -> Callable[[str], str]:
+    """The type of an option's value that reaches git or an HTTP request (`what`: "a git
+    URL", "a branch, tag or SHA"): not empty nor only spaces (an empty --remote or --api-url
+    would silently mean the default; an empty --executorch-repo reached git and made a cache
+    entry), no leading or trailing space, not starting with '-' (git would read an option)."""
+
+    def check(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"{text!r} is empty; give {what}")
+        if text.startswith("-"):
+            raise argparse.ArgumentTypeError(
+                f"{text!r} starts with '-', which git would read as an option; give {what}"
+            )
+        if text != text.strip():
+            raise argparse.ArgumentTypeError(
+                f"{text!r} starts or ends with a space; give {what} without them"
+            )
+        return text
+
+    return check
+
+
 def add_build_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by `build` and `sync` (sync passes them on to the build)."""
     parser.add_argument(
         "--executorch-ref",
         default="main",
+        type=_git_text("a branch, tag or SHA"),
         metavar="REF",
         help="ExecuTorch branch, tag or (short) SHA to generate from (default: main)",
     )
     parser.add_argument(
         "--executorch-repo",
         default=DEFAULT_EXECUTORCH_REPO,
+        type=_git_text("a git URL or path"),
         metavar="URL",
         help=f"ExecuTorch git URL (default: {DEFAULT_EXECUTORCH_REPO}); "
         "git's url.<base>.insteadOf applies, which is how local mirrors are used",
@@ -84,7 +121,7 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--cache-dir",
-        type=Path,
+        type=_path,
         metavar="DIR",
         help="where checkouts and built tools are cached (default: the user cache folder)",
     )
@@ -101,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_build_options(build)
     build.add_argument(
         "--out",
-        type=Path,
+        type=_path,
         default=Path("build") / LIBRARY_NAME,
         metavar="DIR",
         help=f"where the library is written (default: build/{LIBRARY_NAME}); replaced only "
@@ -156,7 +193,7 @@ def add_check_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser])
         "check",
         help="model check, UNO Q compile with sizes, emulated and sanitizer runs, arena",
     )
-    check.add_argument("library", type=Path, metavar="LIBRARY_DIR", help="the generated library")
+    check.add_argument("library", type=_path, metavar="LIBRARY_DIR", help="the generated library")
     add_list_option(check, "--example", metavar="NAME", help="check only these examples")
     add_list_option(
         check,
@@ -201,17 +238,17 @@ def add_check_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser])
         "--no-run", action="store_true", help="compile and measure only; run nothing"
     )
     check.add_argument(
-        "--json", type=Path, metavar="FILE", help="also write the report as JSON to FILE"
+        "--json", type=_path, metavar="FILE", help="also write the report as JSON to FILE"
     )
     check.add_argument(
         "--cache-dir",
-        type=Path,
+        type=_path,
         metavar="DIR",
         help="cache root; objects go to DIR/objects (default: the user cache folder)",
     )
     check.add_argument(
         "--keep",
-        type=Path,
+        type=_path,
         metavar="DIR",
         help="keep each example's build folder in DIR/<example> (objects, map files, the "
         "static ELF, the Dynamic upload file and its loader verdicts) for inspection",
@@ -241,12 +278,17 @@ def add_sync_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) 
     sync.add_argument("--repo", required=True, metavar="OWNER/NAME", help="the library repo")
     sync.add_argument(
         "--remote",
+        type=_git_text("a git URL"),
         metavar="GIT_URL",
         help="git URL to clone and push (default: the repo's clone URL on GitHub); https, "
         "or plain http only to this machine (the token goes along)",
     )
     sync.add_argument(
-        "--base", default="main", metavar="BRANCH", help="branch the PR targets (default: main)"
+        "--base",
+        default="main",
+        type=_git_text("a branch name"),
+        metavar="BRANCH",
+        help="branch the PR targets (default: main)",
     )
     sync.add_argument(
         "--dry-run",
@@ -255,6 +297,7 @@ def add_sync_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     sync.add_argument(
         "--api-url",
+        type=_git_text("a URL"),
         metavar="URL",
         help="GitHub REST API root (default: $GITHUB_API_URL, which Actions runners set, else "
         "https://api.github.com; GitHub Enterprise: https://HOST/api/v3)",

@@ -2,7 +2,8 @@
 
 The rule (documented in README.md, "Versions"):
 - `--library-version` is taken as is; it must be a Semantic Versioning 2.0 version
-  (`X.Y.Z`, optionally `-prerelease` and `+build`; no `v`, no leading zeros). That is what the
+  (`X.Y.Z`, optionally `-prerelease`; no `v`, no leading zeros, no `+build`, whose precedence
+  SemVer ignores, each number at most 9 digits: `check_explicit_version`). That is what the
   Arduino Library Manager compares (arduino-cli and the indexer use go.bug.st/relaxed-semver,
   SemVer 2.0 precedence).
 - Otherwise the ref's `version.txt` (a PEP 440 version; ExecuTorch writes e.g. `1.5.0` on main
@@ -42,22 +43,53 @@ def parse(version: str) -> semver.Version:
     return semver.Version.parse(version)
 
 
+#: The most digits a numeric part of `--library-version` may have: 9 (999,999,999).
+#:
+#: SemVer 2.0 sets no bound, but the tools that read the version do: any 9-digit number
+#: fits a signed 32-bit integer (2,147,483,647), the narrowest integer a reader of
+#: library.properties or the Library Manager index may parse a part into, so every tool
+#: orders such versions alike; a 10-digit or longer part (a pasted timestamp or hash) is a
+#: typo, not a version anyone means.
+MAX_VERSION_DIGITS = 9
+
+
 def check_explicit_version(version: str) -> str:
     """Validate an explicit `--library-version`.
 
     Returns:
         `version` unchanged.
     Raises:
-        FatalError: if it is not a SemVer 2.0 version.
+        FatalError: if it is not a SemVer 2.0 version; if it has `+build` metadata (SemVer
+            2.0, item 10: "Build metadata MUST be ignored when determining version
+            precedence", so the Library Manager, comparing by SemVer precedence, takes
+            1.2.3+meta for 1.2.3: not a new release); or a numeric part (major, minor, patch
+            or a numeric prerelease identifier) of more than MAX_VERSION_DIGITS digits.
     """
     try:
-        parse(version)
+        parsed = parse(version)
     except ValueError:
         raise FatalError(
             f"--library-version {version!r} is not a version the Library Manager accepts: "
             "give a Semantic Version X.Y.Z (optionally -prerelease, e.g. 1.6.0-rc.1) without "
             "a 'v' prefix or leading zeros, e.g. 1.5.1"
         ) from None
+    if parsed.build is not None:
+        plain = version.partition("+")[0]
+        raise FatalError(
+            f"--library-version {version!r} has build metadata (+{parsed.build}), which "
+            "Semantic Versioning ignores when it orders versions: the Library Manager would "
+            f"take it for {plain} (the same release); give {plain}, or a higher version"
+        )
+    numbers = version.partition("-")[0].split(".")
+    if parsed.prerelease is not None:
+        numbers += [p for p in parsed.prerelease.split(".") if p.isdigit()]
+    long = [n for n in numbers if len(n) > MAX_VERSION_DIGITS]
+    if long:
+        raise FatalError(
+            f"--library-version {version!r} has a number of {len(long[0])} digits "
+            f"({long[0][:12]}...); each number of a version has at most {MAX_VERSION_DIGITS} "
+            "digits (one a 32-bit integer holds, so every tool orders it alike)"
+        )
     return version
 
 

@@ -18,6 +18,8 @@ from github_fake.local_server import LocalServer
 from sync_fixtures import TOKEN, Runner, branches
 from werkzeug.wrappers import Request, Response
 
+from generator.errors import FatalError
+from generator.sync.github import GitHubRepo
 from generator.urls import no_proxy_with_loopback
 
 
@@ -82,3 +84,45 @@ def test_no_proxy_keeps_the_machines_hosts_and_adds_loopback(
     current: str | None, expected: str
 ) -> None:
     assert no_proxy_with_loopback(current) == expected
+
+
+class RefusingProxy(LocalServer):
+    """A proxy's or firewall's refusal: 403 with `body` of type `kind` to every request."""
+
+    def __init__(self, body: str, kind: str) -> None:
+        super().__init__()
+        self.body, self.kind = body, kind
+
+    def _wsgi(self, environ: dict[str, Any], start_response: Any) -> Any:
+        return Response(self.body, status=403, content_type=self.kind)(environ, start_response)
+
+
+@pytest.mark.parametrize(
+    ("body", "kind", "said"),
+    [
+        (
+            "<html><head><title>Access Denied</title></head><body>Blocked</body></html>",
+            "text/html",
+            'an HTML page ("Access Denied")',
+        ),
+        ("Forbidden by policy\n", "text/plain", "a text/plain answer"),
+        ("", "text/plain", "an empty answer (text/plain)"),
+    ],
+)
+def test_a_403_that_is_not_githubs_is_blamed_on_what_answered_not_the_token(
+    body: str, kind: str, said: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    with RefusingProxy(body, kind) as server:
+        gh = GitHubRepo(server.url, "acme/lib", TOKEN, throttle=False, sleep=lambda s: None)
+        with pytest.raises(FatalError) as info:
+            gh.preflight()
+    message = str(info.value)
+    host = server.url.removeprefix("http://")
+    assert message == (
+        f"could not read acme/lib: the server at {host} answered 403 with {said}, not "
+        "GitHub's API (GitHub answers JSON with a message): a proxy or firewall on the way? "
+        "Check the network's proxy settings (https_proxy, no_proxy) and --api-url"
+    )
+    assert "permission" not in message
+    out, err = capfd.readouterr()
+    assert "failed with 403" not in out + err  # GithubRetry's log line, printed before

@@ -20,7 +20,13 @@ import pytest
 from generator.build.render import render
 from generator.check.report import CheckReport
 from generator.errors import FatalError
-from generator.lint import RULES, LintReport, lint_library, parse_properties
+from generator.lint import (
+    GITHUB_FILE_LIMIT_BYTES,
+    RULES,
+    LintReport,
+    lint_library,
+    parse_properties,
+)
 from generator.main import main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -111,6 +117,16 @@ def fields(**changes: str | None) -> Mutation:
 def add(rel: str, text: str = "x\n") -> Mutation:
     """Write the file `rel` (folders created)."""
     return lambda root: write(root, rel, text)
+
+
+def sparse(rel: str, size: int) -> Mutation:
+    """Make `rel` a sparse file of `size` bytes (costs no disk)."""
+
+    def mutate(root: Path) -> None:
+        with write(root, rel, "").open("wb") as f:
+            f.truncate(size)
+
+    return mutate
 
 
 def move(old: str, new: str) -> Mutation:
@@ -238,6 +254,8 @@ CASES = [
     case("OS005", add(f"extras/{'d' * 70}/{'f' * 74}")),
     # 115 up to the object folder's backslash, 104 below src/, ".o": 221; installed, 177.
     case("OS006", add(f"src/{'d' * 50}/{'f' * 51}.c")),
+    # GitHub's push limit (a sparse file: no disk); tests/test_lint.py has the boundary.
+    case("GH001", sparse("examples/Hello/model.h", GITHUB_FILE_LIMIT_BYTES + 1)),
 ]
 
 #: Library folder names (the library is normally in a folder named like itself).
@@ -264,8 +282,22 @@ def test_every_rule_has_a_case_and_the_table_matches_arduino_lint() -> None:
     assert set(rule_ids) == {c.values[0] for c in CASES}
     # Under --library-manager update --compliance strict, only these are warnings.
     assert {r.rule_id for r in RULES if r.level == "warning"} == {"LS004", "LS008", "LD004"}
-    assert [r.rule_id for r in RULES][-6:] == [f"OS00{n}" for n in range(1, 7)]
+    assert [r.rule_id for r in RULES][-7:] == [*(f"OS00{n}" for n in range(1, 7)), "GH001"]
     assert {r.level for r in RULES} == {"error", "warning"}
+
+
+def test_a_file_of_exactly_githubs_limit_passes_and_one_byte_more_fails(tmp_path: Path) -> None:
+    assert GITHUB_FILE_LIMIT_BYTES == 104_857_600  # 100 MiB
+    lib = valid_library(tmp_path / "ExecuTorch")
+    sparse("extras/big.bin", GITHUB_FILE_LIMIT_BYTES)(lib)
+    assert lint_library(lib).passed
+    sparse("extras/big.bin", GITHUB_FILE_LIMIT_BYTES + 1)(lib)
+    (finding,) = lint_library(lib).findings
+    assert (finding.rule_id, finding.path) == ("GH001", "extras/big.bin")
+    assert "104,857,601 bytes, over GitHub's limit of 104,857,600" in finding.message
+    # The repository's own .git is not pushed as a file.
+    (lib / "extras/big.bin").rename(write(lib, ".git/objects/pack/x.pack", "").parent / "y.pack")
+    assert lint_library(lib).passed
 
 
 def test_the_valid_library_passes(tmp_path: Path) -> None:
@@ -367,10 +399,10 @@ def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith("lint: on Windows (a 20-character user name")
     assert out.splitlines()[1].startswith(
-        f"lint: {lib} passed the {len(RULES) - 6} rules of arduino-lint"
+        f"lint: {lib} passed the {len(RULES) - 7} rules of arduino-lint"
     )
     assert out.splitlines()[1].endswith(
-        "and the 6 rules for installing on Windows, macOS and Linux"
+        "and the 6 rules for installing on Windows, macOS and Linux, and GitHub's file size limit"
     )
 
     assert main(["lint", str(lib), "--name", "Other"]) == 1

@@ -3,6 +3,7 @@ sync scenarios prove nothing."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from collections.abc import Iterator
@@ -17,10 +18,13 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from github_fake import FakeGitHub, GitHubSpec
 from github_fake.git_http import GitHttpRemote
+from github_fake.local_server import LocalServer
 from github_fake.server import FakeApp
 from github_fake.spec import OPERATIONS
+from werkzeug.wrappers import Request, Response
 
-from generator.sync.github import GitHubRepo
+from generator.errors import FatalError
+from generator.sync.github import MAX_PAGES, GitHubRepo, every_page
 
 TOKEN = "ghp_FakeServerTest"
 
@@ -271,3 +275,72 @@ def test_app_operations_refuse_a_jwt_github_would_refuse(
         assert refused.status_code == 401
         assert fake.minted == {}
         fake.assert_clean()
+
+
+# -- a listing that never ends (issue 29): bounded pagination ------------------------------------
+
+
+class _LoopingPages(LocalServer):
+    """Answers the repository, then every page of its pull requests with one pull and a
+    `rel="next"` link: to the same page (`loop`), or to page n + 1 forever."""
+
+    def __init__(self, loop: bool) -> None:
+        super().__init__()
+        self.loop = loop
+        self.pages = 0
+
+    def _wsgi(self, environ: dict[str, Any], start_response: Any) -> Any:
+        request = Request(environ)
+        if request.path == "/repos/acme/lib":
+            body: Any = {"full_name": "acme/lib", "name": "lib", "owner": {"login": "acme"}}
+            return Response(json.dumps(body), content_type="application/json")(
+                environ, start_response
+            )
+        self.pages += 1
+        page = int(request.args.get("page", "1"))
+        following = page if self.loop else page + 1
+        pull = {"number": page, "state": "open", "head": {"ref": "other", "sha": "0" * 40}}
+        response = Response(json.dumps([pull]), content_type="application/json")
+        response.headers["Link"] = (
+            f'<{self.url}/repos/acme/lib/pulls?state=open&page={following}>; rel="next"'
+        )
+        return response(environ, start_response)
+
+
+@pytest.mark.parametrize("loop", [True, False])
+def test_a_listing_that_never_ends_is_refused_naming_the_url(loop: bool) -> None:
+    with _LoopingPages(loop) as server:
+        gh = GitHubRepo(server.url, "acme/lib", TOKEN, throttle=False, sleep=lambda s: None)
+        with pytest.raises(FatalError) as info:
+            gh.find_open_pull("sync/x", "main")
+    message = str(info.value)
+    if loop:
+        assert "repeats a page" in message
+        assert f"{server.url}/repos/acme/lib/pulls?state=open&page=1" in message
+        assert server.pages == 2
+    else:
+        assert f"runs past {MAX_PAGES} pages" in message
+        assert f"page={MAX_PAGES + 1}" in message
+        assert server.pages == MAX_PAGES
+
+
+class _EndlessListing:
+    """A listing without PaginatedList's private next URL: every page has another."""
+
+    def __init__(self) -> None:
+        self.fetched = 0
+
+    def _fetchNextPage(self) -> list[int]:
+        self.fetched += 1
+        return [self.fetched]
+
+    def __iter__(self) -> Iterator[int]:
+        while True:
+            yield from self._fetchNextPage()
+
+
+def test_pages_are_counted_even_when_the_next_url_cannot_be_read() -> None:
+    listing = _EndlessListing()
+    with pytest.raises(FatalError, match=r"runs past 3 pages \(next: page 4\)"):
+        every_page(listing, max_pages=3)  # type: ignore[arg-type]
+    assert listing.fetched == 3

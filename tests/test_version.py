@@ -63,9 +63,27 @@ def test_explicit_version_wins() -> None:
     assert library_version("1.5.0a0", None) == "1.5.0-alpha.0"
 
 
-@pytest.mark.parametrize("good", ["1.2.3", "1.6.0-rc.1", "1.6.0-alpha.0", "2.0.0-x.7.z.92+b5"])
+@pytest.mark.parametrize(
+    "good", ["1.2.3", "1.6.0-rc.1", "1.6.0-alpha.0", "2.0.0-x.7.z.92", "999999999.0.0-rc.9"]
+)
 def test_explicit_version_takes_any_semver(good: str) -> None:
     assert library_version("1.5.0", good) == good
+
+
+@pytest.mark.parametrize("meta", ["1.2.3+meta", "2.0.0-x.7.z.92+b5"])
+def test_explicit_version_with_build_metadata_is_refused_as_the_same_release(meta: str) -> None:
+    plain = meta.partition("+")[0]
+    with pytest.raises(FatalError, match=rf"ignores when it orders .* take it for {plain} "):
+        library_version("1.5.0", meta)
+
+
+@pytest.mark.parametrize(
+    ("long", "digits"),
+    [("1234567890123456789012.0.0", 22), ("1.1234567890.0", 10), ("1.0.0-rc.1234567890", 10)],
+)
+def test_explicit_version_numbers_have_at_most_9_digits(long: str, digits: int) -> None:
+    with pytest.raises(FatalError, match=f"a number of {digits} digits .* at most 9 digits"):
+        library_version("1.5.0", long)
 
 
 @pytest.mark.parametrize("bad", ["v1.2.3", "1.2", "01.2.3", "1.2.3-01", "1.2.3 ", "x", "1.2.3-"])

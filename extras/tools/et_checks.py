@@ -435,7 +435,10 @@ def check_library(
         for pte in ptes:
             path = Path(pte)
             try:
-                data = path.read_bytes()
+                data = et_pte.read_pte(path)
+            except et_pte.PteError as e:
+                results.append(ModelResult(path.name, str(path), error=str(e)))
+                continue
             except OSError as e:
                 results.append(ModelResult(path.name, str(path), error=f"cannot read: {e}"))
                 continue
@@ -458,7 +461,10 @@ def check_library(
         header = root / LIBRARY_EXAMPLES_DIR / name / et_model_h.MODEL_HEADER
         rel = f"{LIBRARY_EXAMPLES_DIR}/{name}/{et_model_h.MODEL_HEADER}"
         try:
-            text = header.read_text(encoding="utf-8")
+            text = et_pte.read_model_h(header)
+        except et_pte.PteError as e:
+            results.append(ModelResult(name, rel, error=str(e)))
+            continue
         except (OSError, UnicodeDecodeError) as e:
             results.append(ModelResult(name, rel, error=f"cannot read {rel}: {e}"))
             continue

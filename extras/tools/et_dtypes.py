@@ -418,8 +418,8 @@ def _model_bytes(library: Path, result: et_checks.ModelResult) -> bytes:
     source = Path(result.source)
     if source.suffix == ".h":
         path = source if source.is_absolute() else library / source
-        return et_model_h.pte_from_model_h(path.read_text(encoding="utf-8"))
-    return source.read_bytes()
+        return et_model_h.pte_from_model_h(et_pte.read_model_h(path))
+    return et_pte.read_pte(source)
 
 
 def add_dtype_problems(

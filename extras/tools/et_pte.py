@@ -37,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import os
 import struct
 import sys
 from dataclasses import dataclass
@@ -45,6 +46,8 @@ from typing import Any
 
 __all__ = [
     "LIBRARY_READER_DIR",
+    "MAX_MODEL_H_BYTES",
+    "MAX_PTE_BYTES",
     "DelegateCall",
     "EtPteError",
     "ExtendedHeader",
@@ -56,7 +59,10 @@ __all__ = [
     "PteError",
     "SchemaError",
     "load_reader",
+    "read_bounded",
+    "read_model_h",
     "read_program",
+    "read_pte",
 ]
 
 
@@ -74,6 +80,77 @@ class PteError(EtPteError):
 
     The message names the byte position where reading failed.
     """
+
+
+# ---------------------------------------------------------------------------------------
+# Bounded reads: a .pte or model.h is sized before it is read
+
+#: The largest `.pte` any tool (or the generator) reads: 8 MiB (8,388,608 bytes).
+#:
+#: Why this value: the largest flash of any board the generator knows (generator/boards.py)
+#: is the FRDM RW612's, 3,133,440 bytes (~3 MiB), and a model must fit in flash beside the
+#: runtime, so 8 MiB is more than twice anything a board can hold. It also keeps the
+#: model.h a library ships under GitHub's 100 MiB push limit: `et_model_h.model_h` writes
+#: each byte as "0x.., " (6 characters) plus ~5 per 16-byte line, ~6.3 characters a byte,
+#: so 8 MiB gives ~53 MiB of header; 16 MiB would give ~101 MiB, over the limit. Checked
+#: with os.stat before reading, so a file of several GiB costs nothing (no MemoryError).
+MAX_PTE_BYTES = 8 * 2**20
+
+#: The largest `model.h` read back (`pte_from_model_h`): 8 characters per byte of
+#: MAX_PTE_BYTES (the header spends ~6.3, see above) plus 1 MiB of comments and kernel
+#: selection: 65 MiB.
+MAX_MODEL_H_BYTES = 8 * MAX_PTE_BYTES + 2**20
+
+
+def read_bounded(path: str | Path, limit: int, what: str) -> bytes:
+    """The bytes of `path`, refused before reading when it holds more than `limit` bytes.
+
+    The size comes from os.stat; the read itself stops at `limit` + 1 bytes, so a file that
+    grows meanwhile, or one with no size (a FIFO, /dev/zero), is refused too.
+
+    Raises:
+        PteError: the file is larger than `limit`; the one-line message names the file, its
+            size and the limit.
+        OSError: the file cannot be read (not found, a folder, no permission).
+    """
+    path = Path(path)
+    size = os.stat(path).st_size
+    if size > limit:
+        raise PteError(_too_large(path, what, size, limit))
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise PteError(_too_large(path, what, None, limit))
+    return data
+
+
+def _too_large(path: Path, what: str, size: int | None, limit: int) -> str:
+    has = f"{size:,} bytes" if size is not None else "more bytes"
+    return (
+        f"{path} is {has}, over the {limit:,}-byte limit for a {what} ({limit // 2**20} MiB; "
+        "the largest board's flash is ~3 MiB): is it the right file?"
+    )
+
+
+def read_pte(path: str | Path) -> bytes:
+    """The bytes of the `.pte` at `path`, at most MAX_PTE_BYTES (see `read_bounded`).
+
+    Raises:
+        PteError: the file is larger than MAX_PTE_BYTES.
+        OSError: the file cannot be read.
+    """
+    return read_bounded(path, MAX_PTE_BYTES, ".pte")
+
+
+def read_model_h(path: str | Path) -> str:
+    """The text of the `model.h` at `path`, at most MAX_MODEL_H_BYTES (see `read_bounded`).
+
+    Raises:
+        PteError: the file is larger than MAX_MODEL_H_BYTES.
+        OSError: the file cannot be read.
+        UnicodeDecodeError: it is not UTF-8.
+    """
+    return read_bounded(path, MAX_MODEL_H_BYTES, "model.h").decode("utf-8")
 
 
 # ---------------------------------------------------------------------------------------

@@ -428,7 +428,10 @@ def main(argv: list[str] | None = None) -> int:
     if not et_model_h.is_c_identifier(args.name):
         parser.error(f"--name {args.name!r} is not a C identifier (letters, digits, _)")
     try:
-        data = args.pte.read_bytes()
+        data = et_pte.read_pte(args.pte)
+    except et_pte.PteError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     except OSError as e:
         print(f"error: cannot read {args.pte}: {e}", file=sys.stderr)
         return 1

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator.build.codegen import _SHIM, _run
-from generator.build.models import TOOLS_DIR, import_tool
+from generator.build.models import TOOLS_DIR, import_tool, read_pte
 from generator.errors import FatalError
 
 if TYPE_CHECKING:
@@ -133,12 +133,7 @@ def dtypes_in_ptes(ptes: Iterable[Path], reader: Path) -> dict[str, frozenset[in
         raise FatalError(f"cannot read the ExecuTorch schema: {e}") from None
     found: dict[str, set[int]] = {}
     for pte in ptes:
-        try:
-            data = pte.read_bytes()
-        except OSError as e:
-            raise FatalError(
-                f"--dtypes-from-pte {pte}: cannot read it ({e.strerror or e}); check the path"
-            ) from None
+        data = read_pte(pte, "--dtypes-from-pte")
         try:
             calls = et_dtypes.kernel_call_dtypes(data, program_reader)
         except et_pte.EtPteError as e:

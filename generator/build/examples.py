@@ -21,7 +21,7 @@ from pathlib import Path
 from generator import data_dir, fit
 from generator.atomic import write_atomic
 from generator.build.confine import confined_dest, confined_file, confined_path
-from generator.build.models import TOOLS_DIR, ops_in_pte, write_model_header
+from generator.build.models import TOOLS_DIR, ops_in_pte, read_pte, write_model_header
 from generator.cache import StepCache, code_version, tree_hash
 from generator.errors import FatalError
 from generator.layout import EXAMPLES, MODEL_HEADER
@@ -213,9 +213,9 @@ def _write_model_header(
     key: dict[str, str] = {}
     if steps is not None:
         try:
-            pte = hashlib.sha256(plan.pte.read_bytes()).hexdigest()
-        except OSError:
-            pte = ""  # write_model_header names the unreadable file
+            pte = hashlib.sha256(read_pte(plan.pte)).hexdigest()
+        except FatalError:
+            pte = ""  # write_model_header names the unreadable or too large file
         if pte:
             key = {
                 "pte": pte,

@@ -70,11 +70,43 @@ else:  # each imports the ones before it
     et_dtypes = import_tool(TOOLS_DIR / "et_dtypes.py")
 
 
-def _read_bytes(path: Path, what: str) -> bytes:
+def read_pte(path: Path, what: str = ".pte") -> bytes:
+    """The bytes of the `.pte` at `path`, sized before reading (`et_pte.MAX_PTE_BYTES`, the
+    one limit, shared with the library's tools).
+
+    Args:
+        what: how the message names the file (".pte", "--dtypes-from-pte").
+
+    Raises:
+        FatalError: unreadable, or larger than the limit (one line: file, size, limit).
+    """
     try:
-        return path.read_bytes()
+        return et_pte.read_pte(path)
+    except et_pte.PteError as e:
+        raise FatalError(f"{what}: {e}") from None
     except OSError as e:
         raise FatalError(f"cannot read {what} {path}: {e.strerror or e}; check the path") from None
+
+
+def check_pte_size(pte: Path, what: str) -> None:
+    """Refuse, before any work, a `.pte` over `et_pte.MAX_PTE_BYTES` (by os.stat; no byte read).
+
+    Args:
+        what: the option that gave it ("--ops-from-pte"), for the message.
+
+    Raises:
+        FatalError: the file is larger than the limit (one line: option, file, size, limit).
+    """
+    try:
+        size = pte.stat().st_size
+    except OSError:
+        return  # its reader names the unreadable file
+    if size > et_pte.MAX_PTE_BYTES:
+        raise FatalError(
+            f"{what}: {pte} is {size:,} bytes, over the {et_pte.MAX_PTE_BYTES:,}-byte limit "
+            f"for a .pte ({et_pte.MAX_PTE_BYTES // 2**20} MiB; the largest board's flash is "
+            "~3 MiB): is it the right file?"
+        )
 
 
 def write_model_header(
@@ -104,7 +136,7 @@ def write_model_header(
         FatalError: `pte` unreadable, not a program of `reader`'s schema, or `name` not a
             C identifier.
     """
-    data = _read_bytes(pte, ".pte")
+    data = read_pte(pte)
     arena_bytes, arena_note, host_arena_bytes = None, "the program was not read", None
     if reader is not None:
         try:
@@ -141,7 +173,7 @@ def read_program(pte: Path, reader: Path) -> et_pte.Program:
         FatalError: the file is unreadable, `reader` holds no reader, or the file is not a
             program of its schema (the message names the byte position).
     """
-    data = _read_bytes(pte, ".pte")
+    data = read_pte(pte)
     try:
         program_reader = et_pte.load_reader(reader)
     except et_pte.SchemaError as e:

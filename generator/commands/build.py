@@ -47,7 +47,7 @@ from generator.build.examples import (
     write_examples,
 )
 from generator.build.flatc import SchemaHeaders, schema_headers
-from generator.build.models import check_library_models, ops_in_pte
+from generator.build.models import check_library_models, check_pte_size, ops_in_pte, read_pte
 from generator.build.opset import OpSetChoice, available_op_sources, op_set_choice, prim_ops
 from generator.build.patches import (
     ALL_PATCHES,
@@ -220,7 +220,7 @@ def _check_inputs(options: BuildOptions) -> tuple[list[str], dict[str, Path]]:
 
     Raises:
         FatalError: a bad version, a URL with credentials, an unknown example, a model for
-            an example left out, or a missing .pte.
+            an example left out, or a missing .pte or one over et_pte.MAX_PTE_BYTES.
     """
     if options.library_version is not None:
         check_explicit_version(options.library_version)
@@ -233,14 +233,18 @@ def _check_inputs(options: BuildOptions) -> tuple[list[str], dict[str, Path]]:
             f"--example-pte gives a model for {', '.join(unused)}, which --examples leaves out; "
             "drop it or add the example"
         )
+    for name, pte in overrides.items():
+        check_pte_size(pte, f"--example-pte {name}")
     for pte in options.ops_from_pte:
         input_file(pte, "--ops-from-pte", "a .pte file")
+        check_pte_size(pte, "--ops-from-pte")
     if options.dtypes is not None and options.dtypes_from_pte:
         raise FatalError("give --dtypes or --dtypes-from-pte, not both")
     if options.dtypes is not None:
         parse_dtypes(options.dtypes)  # the names, before any work
     for pte in options.dtypes_from_pte:
         input_file(pte, "--dtypes-from-pte", "a .pte file")
+        check_pte_size(pte, "--dtypes-from-pte")
     return examples, overrides
 
 
@@ -551,8 +555,8 @@ def _model_check_key(library: Path, ptes: tuple[Path, ...]) -> dict[str, Any] | 
     """The model check's step-cache key, or None when a `.pte` cannot be read (the check
     itself then names it)."""
     try:
-        digests = [hashlib.sha256(p.read_bytes()).hexdigest() for p in ptes]
-    except OSError:
+        digests = [hashlib.sha256(read_pte(p)).hexdigest() for p in ptes]
+    except FatalError:
         return None
     return {
         "library": tree_hash(library),

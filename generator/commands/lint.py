@@ -48,7 +48,8 @@ def lint(args: argparse.Namespace) -> int:
     if report.passed:
         print(
             f"lint: {args.library} passed the {len(LM_RULES)} rules of {ARDUINO_LINT} and "
-            f"the {len(OS_RULES)} rules for installing on Windows, macOS and Linux"
+            f"the {len(OS_RULES)} rules for installing on Windows, macOS and Linux, and "
+            "GitHub's file size limit"
         )
         return 0
     print(

@@ -36,16 +36,21 @@ or scheme is refused by PyGithub and explained here; requests follows none by it
 from __future__ import annotations
 
 import json
+import logging
+import re
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import requests
 from github import Auth, Github, GithubException, GithubIntegration, GithubRetry
 from github.GithubException import RateLimitExceededExceedsMaxWait
+from github.GithubObject import GithubObject
+from github.PaginatedList import PaginatedList
 from github.PullRequest import PullRequest
 from github.Repository import Repository
 from github.Requester import HTTPRequestsConnectionClass, HTTPSRequestsConnectionClass, Requester
@@ -86,6 +91,7 @@ ACTIONS_SETTING_HINT = (
 )
 
 T = TypeVar("T")
+G = TypeVar("G", bound=GithubObject)
 
 #: urllib3's idempotent methods, PATCH (sync's edits set fields: sending one twice is harmless)
 #: and POST, which `_Retry` retries only when it cannot have run: after a rate limit or a
@@ -161,6 +167,10 @@ class _Retry(GithubRetry):
     def __init__(self, *, sleeper: Callable[[float], None] = time.sleep, **kwargs: Any) -> None:
         self.sleeper = sleeper
         super().__init__(**kwargs)
+        # GithubRetry logs each 403 ("Request GET ... failed with 403: ...") at INFO to the
+        # stderr handler PyGithub installs on its "github" logger: a stray line beside the
+        # explained error sync prints; its retries are sync's to report.
+        logging.getLogger("github.GithubRetry").setLevel(logging.WARNING)
 
     def new(self, **kw: Any) -> _Retry:
         kw["sleeper"] = self.sleeper
@@ -437,6 +447,15 @@ class GitHubRepo:
         said = message + (f" ({'; '.join(details)})" if details else "")
         said = self._redact(said) or "no message"
         status = error.status
+        stranger = _not_github(error) if status == 403 else None
+        if stranger is not None:
+            host = urlsplit(self.api_url).netloc or self.api_url
+            return FatalError(
+                f"could not {what}: the server at {host} answered {status} with {stranger}, "
+                "not GitHub's API (GitHub answers JSON with a message): a proxy or firewall "
+                "on the way? Check the network's proxy settings (https_proxy, no_proxy) and "
+                "--api-url"
+            )
         if status == 403 and ACTIONS_MAY_NOT_CREATE_PULLS.lower() in message.lower():
             hint = ACTIONS_SETTING_HINT
         elif status == 403 and _is_rate_limit(error):
@@ -606,7 +625,7 @@ class GitHubRepo:
         owner = repo.owner.login
         pulls = self._call(
             "list the open pull requests",
-            lambda: list(repo.get_pulls(state="open", head=f"{owner}:{branch}", base=base)),
+            lambda: every_page(repo.get_pulls(state="open", head=f"{owner}:{branch}", base=base)),
         )
         for pull in pulls:
             if pull.head.ref == branch:
@@ -680,7 +699,7 @@ class GitHubRepo:
         owner = repo.owner.login
         pulls = self._call(
             "list the pull requests of the sync branch",
-            lambda: list(repo.get_pulls(state="all", head=f"{owner}:{branch}", base=base)),
+            lambda: every_page(repo.get_pulls(state="all", head=f"{owner}:{branch}", base=base)),
         )
         mine = [p for p in pulls if p.head.ref == branch]
         if not mine or any(p.state == "open" for p in mine):
@@ -714,7 +733,7 @@ class GitHubRepo:
         full_name = repo.full_name.lower()
         pulls = self._call(
             "list the open pull requests",
-            lambda: list(repo.get_pulls(state="open", base=base)),
+            lambda: every_page(repo.get_pulls(state="open", base=base)),
         )
         found: list[SyncPull] = []
         for pull in pulls:
@@ -775,6 +794,81 @@ class GitHubRepo:
         self._github.requester.requestJsonAndCheck(
             "POST", f"{pull.issue_url}/labels", input={"labels": [label]}
         )
+
+
+#: The most pages one listing may take: 100, 3,000 pull requests at PyGithub's 30 a page
+#: (`Requester.per_page`), far more than the sync's listings meet (the open pull requests of
+#: one repository, those of one branch). A listing that goes on is a server that never stops
+#: answering `Link: <...>; rel="next"` (GitHub REST docs, "Using pagination in the REST API":
+#: the last page has no next link), which would otherwise loop forever.
+MAX_PAGES = 100
+
+
+def every_page(listing: PaginatedList[G], max_pages: int = MAX_PAGES) -> list[G]:
+    """Every item of the REST listing `listing`, following its `rel="next"` links, bounded.
+
+    PyGithub follows the next links without a bound (PaginatedList keeps the next URL in a
+    private attribute, read here before each further page is fetched).
+
+    Raises:
+        FatalError: a next link repeats a URL already fetched (a page that points at itself,
+            or a cycle), or the listing runs past `max_pages` pages; the message names the URL.
+    """
+    fetch = listing._fetchNextPage
+    seen: set[str] = set()
+
+    def bounded() -> list[G]:
+        next_url = getattr(listing, "_PaginatedList__nextUrl", None)
+        # a PyGithub without that attribute: pages are still counted, repeats not seen
+        url = str(next_url) if next_url is not None else f"page {len(seen) + 1}"
+        if url in seen:
+            raise FatalError(
+                f"GitHub's listing repeats a page: its next link points back at {url}, "
+                "fetched already (a server that loops its pagination); check --api-url"
+            )
+        seen.add(url)
+        if len(seen) > max_pages:
+            raise FatalError(
+                f"GitHub's listing runs past {max_pages} pages (next: {url}); it should end "
+                "well before: check --api-url"
+            )
+        return fetch()
+
+    setattr(listing, "_fetchNextPage", bounded)  # noqa: B010 (shadow the method on the instance)
+    return list(listing)
+
+
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.I | re.S)
+
+
+def _not_github(error: GithubException) -> str | None:
+    """What answered, when `error`'s answer is not GitHub's API: None when it is.
+
+    GitHub's REST API answers every error with JSON (`Content-Type: application/json`)
+    holding a `message` (GitHub REST docs, "Troubleshooting the REST API" / "Client
+    errors"); a proxy's or firewall's refusal is an HTML page or plain text. Returns e.g.
+    'an HTML page ("Access denied")'.
+    """
+    headers = {str(k).lower(): str(v) for k, v in (error.headers or {}).items()}
+    kind = headers.get("content-type", "").split(";")[0].strip().lower()
+    data = error.data
+    if "json" in kind and isinstance(data, dict) and "message" in data:
+        return None
+    if isinstance(data, dict) and "message" in data and not kind:
+        return None  # no type said: a JSON body with GitHub's message is taken as GitHub's
+    if isinstance(data, bytes):
+        body = data
+    elif isinstance(data, dict):  # _Retry's last try wraps a body that is not JSON
+        body = str(data.get("message", "")).encode()
+    else:
+        body = str(data or "").encode()
+    if kind == "text/html" or body.lstrip()[:1] == b"<":
+        title = _TITLE.search(body)
+        shown = " ".join(title.group(1).decode("utf-8", "replace").split())[:80] if title else ""
+        return "an HTML page" + (f' ("{shown}")' if shown else "")
+    if not body.strip():
+        return "an empty answer" + (f" ({kind})" if kind else "")
+    return f"a {kind} answer" if kind else "an answer that is not JSON"
 
 
 def redact(text: str, token: str | None) -> str:
