@@ -283,6 +283,11 @@ class _ChildPhase:
                 "run in a child without the token, but the same user may read this process's "
                 "environment"
             )
+        if self.secrets and not stage.scrub_initial_environ(self.secrets):
+            _stderr(
+                "warning: could not scrub the token from this process's initial environment "
+                "(/proc/self/environ)"
+            )
         staged = out.parent / "stage"
         env = stage.child_env(os.environ, self.secrets)
         _stderr("building and checking in an unprivileged child process (no token)")

@@ -18,8 +18,10 @@ the same user, and so does `/proc/<ppid>/environ` of a child. So:
 - the publish phase (`read_stage`) checks that digest (and the one the caller was given, e.g.
   a workflow job's output) before it uses the tree, and never executes anything in it.
 
-What root can do is out of reach of both: a root child may read any process's memory
-(CAP_SYS_PTRACE). Run the phases in separate jobs (workflows/sync.yml) for that case.
+A child run as root could read any process's memory (CAP_SYS_PTRACE): the child drops that
+capability from its bounding set before it execs (`_drop_ptrace`), but root keeps others
+(reading any file, for one), so as root only separate jobs (workflows/sync.yml: the prepare
+job has no secret at all) keep the token away from upstream code.
 """
 
 from __future__ import annotations
@@ -54,6 +56,10 @@ MANIFEST_FORMAT = 1
 #: Linux prctl(2) option: whether the process may be dumped (and its /proc files read).
 PR_SET_DUMPABLE = 4
 PR_GET_DUMPABLE = 3
+#: prctl(2): drop a capability from the bounding set (then lost at execve, even by root).
+PR_CAPBSET_DROP = 24
+#: capabilities(7): what lets root read a non-dumpable process's /proc files and memory.
+CAP_SYS_PTRACE = 19
 
 
 def secrets_in_env(environ: Mapping[str, str]) -> list[str]:
@@ -91,6 +97,47 @@ def make_nondumpable() -> bool:
     if prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
         return False
     return bool(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0)
+
+
+def scrub_initial_environ(secrets: Collection[str]) -> bool:
+    """Overwrite every occurrence of `secrets` in this process's initial environment (the
+    strings `/proc/self/environ` shows: the memory from `env_start` to `env_end`, fields 50
+    and 51 of `/proc/self/stat`, proc(5)) with `*`, so a child that can read
+    `/proc/<ppid>/environ` regardless of `make_nondumpable` (root, on kernels where that does
+    not stop it) finds no secret there. Call it after the secrets were taken out of
+    `os.environ` (libc's `getenv` would return the overwritten text).
+
+    Returns:
+        Whether `/proc/self/environ` now holds none of them (False off Linux).
+    """
+    wanted = [s.encode() for s in secrets if s]
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        start, end = int(fields[47]), int(fields[48])  # fields[0] is field 3 (state)
+        if not 0 < start < end:
+            return False
+        data = ctypes.string_at(start, end - start)
+        for secret in wanted:
+            at = data.find(secret)
+            while at >= 0:
+                ctypes.memset(start + at, ord("*"), len(secret))
+                at = data.find(secret, at + len(secret))
+        now = Path("/proc/self/environ").read_bytes()
+    except (OSError, ValueError, IndexError):
+        return False
+    return not any(secret in now for secret in wanted)
+
+
+def _drop_ptrace() -> None:
+    """In the child before it execs (`preexec_fn`): drop CAP_SYS_PTRACE from the bounding
+    set, so a child run as root does not get it back at execve (capabilities(7),
+    "Transformation of capabilities during execve()") and cannot read the non-dumpable
+    parent either. Without CAP_SETPCAP (an unprivileged user, who lacks CAP_SYS_PTRACE
+    anyway) it fails, which is fine."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0)
 
 
 def tree_digest(root: Path) -> str:
@@ -214,6 +261,7 @@ def run_prepare_child(
         env=dict(env),
         start_new_session=True,
         stdin=subprocess.DEVNULL,
+        preexec_fn=_drop_ptrace if sys.platform.startswith("linux") else None,
         stdout=2,  # its stdout (the digest) goes to our stderr: our stdout is the result's
     )
     try:
