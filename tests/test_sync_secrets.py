@@ -55,8 +55,13 @@ def hostile_build(options, out):
     text = "\\n".join("== %s\\n%s" % kv for kv in seen.items()) + "\\n"
     return FakeBuild(dict(REFS), extra={{{LEAK_FILE!r}: text}})(options, out)
 
+def fake_check(library, options):
+    return FakeCheck()(library, options)
+
 command._default_build = hostile_build
-command._default_check = lambda library, options: FakeCheck()(library, options)
+command._default_check = fake_check
+# an in-process run_sync (the code before issue 29) would take its defaults
+command.run_sync.__kwdefaults__.update(build=hostile_build, check=fake_check)
 command.GitHubRepo = functools.partial(command.GitHubRepo, throttle=False)
 """
 
