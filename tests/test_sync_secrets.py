@@ -158,6 +158,8 @@ def test_child_env_drops_the_secrets_and_their_copies() -> None:
     env = {"GITHUB_TOKEN": "t0ken", "SYNC_APP_PRIVATE_KEY": "k3y", "GH": "t0ken", "PATH": "/bin"}
     assert stage.child_env(env, ["other"]) == {"PATH": "/bin"}
     assert stage.child_env({"X": "has other in it", "Y": "y"}, ["other"]) == {"Y": "y"}
+    runner = {"GITHUB_ENV": "/f", "GITHUB_OUTPUT": "/o", "GITHUB_SHA": "abc"}
+    assert stage.child_env(runner) == {"GITHUB_SHA": "abc"}
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")

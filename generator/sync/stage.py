@@ -62,20 +62,37 @@ PR_CAPBSET_DROP = 24
 CAP_SYS_PTRACE = 19
 
 
+#: Variables of an Actions step the unprivileged child of a plain `sync` does not get: the
+#: files through which a step sets later steps' environment, PATH, outputs and summary, and
+#: the runner's own tokens (GitHub Docs, "Workflow commands for GitHub Actions": environment
+#: files; "Variables": default environment variables).
+RUNNER_ENVS = (
+    "GITHUB_ENV",
+    "GITHUB_PATH",
+    "GITHUB_OUTPUT",
+    "GITHUB_STATE",
+    "GITHUB_STEP_SUMMARY",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_URL",
+)
+
+
 def secrets_in_env(environ: Mapping[str, str]) -> list[str]:
     """The names of `SECRET_ENVS` that are set (non-empty) in `environ`."""
     return [name for name in SECRET_ENVS if environ.get(name)]
 
 
 def child_env(environ: Mapping[str, str], secrets: Collection[str] = ()) -> dict[str, str]:
-    """`environ` without `SECRET_ENVS` and without any variable whose value holds one of
-    their values or one of `secrets` (a copy under another name, e.g. GH_TOKEN)."""
+    """`environ` without `SECRET_ENVS`, `RUNNER_ENVS` and any variable whose value holds one
+    of the secrets' values or one of `secrets` (a copy under another name, e.g. GH_TOKEN)."""
     values = {environ.get(name, "") for name in SECRET_ENVS} | set(secrets)
     values = {v for v in values if v}
+    dropped = {*SECRET_ENVS, *RUNNER_ENVS}
     return {
         key: value
         for key, value in environ.items()
-        if key not in SECRET_ENVS and not any(secret in value for secret in values)
+        if key not in dropped and not any(secret in value for secret in values)
     }
 
 
