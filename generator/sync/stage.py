@@ -78,6 +78,11 @@ RUNNER_ENVS = (
 )
 
 
+#: How the prepare phase's child is started (its arguments follow); tests that stand in for
+#: `python -m generator` (the workflow rehearsal's shim) put theirs here.
+CHILD_COMMAND: list[str] = [sys.executable, "-m", "generator"]
+
+
 def secrets_in_env(environ: Mapping[str, str]) -> list[str]:
     """The names of `SECRET_ENVS` that are set (non-empty) in `environ`."""
     return [name for name in SECRET_ENVS if environ.get(name)]
@@ -266,15 +271,16 @@ def read_stage(stage: Path, expected: str | None = None) -> tuple[BuildResult, S
 def run_prepare_child(
     argv: Sequence[str], env: Mapping[str, str], say: Callable[[str], None]
 ) -> None:
-    """Run `python -m generator <argv>` (the prepare phase) with `env`, in a new session, and
-    kill its whole process group when it ends (however it ends, Ctrl-C included), so no
-    process the untrusted build or check left behind lives on while the token is used.
+    """Run `python -m generator <argv>` (the prepare phase; `CHILD_COMMAND`) with `env`, in a
+    new session, and kill its whole process group when it ends (however it ends, Ctrl-C
+    included), so no process the untrusted build or check left behind lives on while the
+    token is used.
 
     Raises:
         FatalError: it exited non-zero (its own messages went to stderr before).
     """
     proc = subprocess.Popen(
-        [sys.executable, "-m", "generator", *argv],
+        [*CHILD_COMMAND, *argv],
         env=dict(env),
         start_new_session=True,
         stdin=subprocess.DEVNULL,
