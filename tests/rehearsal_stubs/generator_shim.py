@@ -85,8 +85,8 @@ def _fake_sync() -> None:
     sync_command.run_sync = faked
     # A generator with the two phases (issue 29): a plain sync runs `sync --prepare` in a
     # child, started through this shim too, whose build and check are these.
-    sync_command._default_build = build  # type: ignore[attr-defined]
-    sync_command._default_check = check  # type: ignore[attr-defined]
+    sync_command._default_build = build
+    sync_command._default_check = check
     try:
         from generator.sync import stage
     except ImportError:
