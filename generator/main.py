@@ -350,6 +350,25 @@ def add_sync_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="the token is the Actions GITHUB_TOKEN, whose pushes start no workflow: the pull "
         "request and $GITHUB_STEP_SUMMARY say CI did not run and how to fix that",
     )
+    phases = sync.add_mutually_exclusive_group()
+    phases.add_argument(
+        "--prepare",
+        metavar="DIR",
+        help="only the unprivileged phase: build and check the library into DIR (new or "
+        "empty), print its digest; refused when GITHUB_TOKEN, SYNC_APP_PRIVATE_KEY or "
+        "SYNC_TOKEN is set (the ExecuTorch ref's code runs in it)",
+    )
+    phases.add_argument(
+        "--publish",
+        metavar="DIR",
+        help="only the publish phase: open or update the pull request from a DIR that "
+        "`sync --prepare` wrote (its digest checked); runs nothing of the ExecuTorch ref",
+    )
+    sync.add_argument(
+        "--digest",
+        metavar="SHA256",
+        help="with --publish: the digest `sync --prepare` printed; another tree is refused",
+    )
     sync.add_argument(
         "--app-id",
         metavar="ID",
@@ -377,7 +396,9 @@ def safe_output_streams() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `python -m generator`; returns the process exit code."""
     safe_output_streams()
-    args = build_parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(given)
+    args.argv = given  # sync re-runs its unprivileged phase with it (generator.sync.stage)
     with error_handler():
         if args.command == "build":
             from generator.commands.build import build

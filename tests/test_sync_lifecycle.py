@@ -288,7 +288,7 @@ def test_cli_passes_the_lifecycle_flags_and_the_step_summary(
 
     seen: list[SyncOptions] = []
 
-    def run_with_fakes(options: SyncOptions, token: str | None) -> SyncResult:
+    def run_with_fakes(options: SyncOptions, token: str | None, **_: object) -> SyncResult:
         seen.append(options)
         return run_sync(
             options,

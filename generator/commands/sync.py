@@ -61,6 +61,7 @@ from generator.layout import (
 )
 from generator.lint import lint_library
 from generator.properties import properties_version
+from generator.sync import stage
 from generator.sync.app import APP_KEY_ENV, AppCredentials
 from generator.sync.body import (
     PullRequestFacts,
@@ -208,26 +209,113 @@ def sync(args: argparse.Namespace) -> int:
     """Run sync with the parsed options; the token comes from GITHUB_TOKEN, or with `--app-id`
     the GitHub App's private key from SYNC_APP_PRIVATE_KEY.
 
-    GITHUB_TOKEN and SYNC_APP_PRIVATE_KEY are taken out of `os.environ` first (`unsetenv`), so
-    the environment of every child process sync starts (the build, compilers, QEMU, the
-    example binaries) lacks them; git gets a token only through the askpass environment
-    `generator.git.git_env` passes to each git command that talks to the remote. This does not
-    erase them from sync's own process: the environment it was started with stays readable in
-    `/proc/<pid>/environ` (by its user and root; Linux proc(5): the initial environment, which
-    later changes do not alter) and in its memory, for as long as sync runs.
+    Sync runs in two phases (`generator.sync.stage`, issue 29): the ExecuTorch ref is
+    untrusted, and building and checking it runs its code. Without `--prepare`/`--publish`
+    both run here: this process makes itself non-dumpable, then runs the build and the check
+    in a child (`sync --prepare` into a temporary staging folder) whose environment lacks
+    GITHUB_TOKEN, SYNC_APP_PRIVATE_KEY and SYNC_TOKEN (and any variable holding their
+    values), kills the child's process group, checks the staged tree's digest and only then
+    publishes it (clone, compare, lint, body, push, GitHub API), executing nothing of it.
+    `--prepare DIR` is the first phase alone (refused when a secret is set); `--publish DIR`
+    the second, from such a folder (with `--digest`: the digest the first one printed).
+
+    The secrets are taken out of `os.environ` first (`unsetenv`), so no other child process
+    gets them either; git gets a token only through the askpass environment
+    `generator.git.git_env` passes to each git command that talks to the remote.
 
     With `--workflow-token`, the note that CI did not run is appended to
     `$GITHUB_STEP_SUMMARY` when that is set.
 
     Returns:
         0 when a pull request was opened or updated, the repo is already in sync, the sync
-        branch's pull request was closed without merging (and `--recreate` not given), or a
-        dry run finished; failures raise FatalError (exit 1).
+        branch's pull request was closed without merging (and `--recreate` not given), a dry
+        run finished, or (`--prepare`) the library was staged; failures raise FatalError
+        (exit 1).
     """
+    prepare_dir: str | None = getattr(args, "prepare", None)
+    publish_dir: str | None = getattr(args, "publish", None)
+    if prepare_dir is not None and publish_dir is not None:
+        raise FatalError("give --prepare or --publish, not both")
+    if prepare_dir is not None:
+        return prepare(args, Path(prepare_dir))
     token = os.environ.pop("GITHUB_TOKEN", None)
     app_key = os.environ.pop(APP_KEY_ENV, None)
+    os.environ.pop("SYNC_TOKEN", None)
+    options = _options_from_args(args)
+    if options.app_id is None and app_key:
+        _stderr(f"{APP_KEY_ENV} is set but --app-id is not given: the key is not used")
+        app_key = None
+    if publish_dir is not None:
+        staged = Path(publish_dir)
+        expected = getattr(args, "digest", None)
+        _publish(options, token, app_key, staged, expected)
+        return 0
+    child = _ChildPhase(_argv(args), [s for s in (token, app_key) if s])
+    run_sync(options, token, app_key=app_key, build=child.build, check=child.check)
+    return 0
+
+
+@dataclass
+class _ChildPhase:
+    """The build and check back ends of the CLI's sync: `build` runs `sync --prepare` in a
+    child process without the secrets (`generator.sync.stage`) into a staging folder beside
+    the build folder `run_sync` names, and returns the staged build once its digest checks
+    out; `check` returns the report the child staged.
+
+    Attributes:
+        argv: the command line sync was given (the child's is it plus `--prepare DIR`).
+        secrets: the token and the App key (variables holding them are not passed on).
+    """
+
+    argv: list[str]
+    secrets: list[str]
+    report: stage.StagedReport | None = None
+
+    def build(self, options: BuildOptions, out: Path) -> BuildResult:
+        """Run the prepare phase; the staging folder is `out`'s sibling `stage`.
+
+        Raises:
+            FatalError: the child failed, or what it staged is not intact (`read_stage`).
+        """
+        if not stage.make_nondumpable():
+            _stderr(
+                "warning: could not make sync non-dumpable (not Linux?): the build and check "
+                "run in a child without the token, but the same user may read this process's "
+                "environment"
+            )
+        if self.secrets and not stage.scrub_initial_environ(self.secrets):
+            _stderr(
+                "warning: could not scrub the token from this process's initial environment "
+                "(/proc/self/environ)"
+            )
+        staged = out.parent / "stage"
+        env = stage.child_env(os.environ, self.secrets)
+        _stderr("building and checking in an unprivileged child process (no token)")
+        stage.run_prepare_child([*self.argv, "--prepare", str(staged)], env, _stderr)
+        built, self.report = stage.read_stage(staged)
+        if built.ref != options.executorch_ref:
+            raise FatalError(f"the child built {built.ref!r}, not {options.executorch_ref!r}")
+        return built
+
+    def check(self, library: Path, options: SyncOptions) -> CheckReportLike:
+        """The report the prepare phase staged."""
+        if self.report is None:
+            raise FatalError("internal: the check was asked for before the build")
+        return self.report
+
+
+def _argv(args: argparse.Namespace) -> list[str]:
+    """The command line `args` were parsed from (`generator.main.main` keeps it)."""
+    argv = getattr(args, "argv", None)
+    if argv is None:
+        raise FatalError("internal: sync was not started by generator.main.main")
+    return list(argv)
+
+
+def _options_from_args(args: argparse.Namespace) -> SyncOptions:
+    """The `SyncOptions` of the parsed command line."""
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    options = SyncOptions(
+    return SyncOptions(
         build=options_from_args(args),
         repo=args.repo,
         remote=args.remote,
@@ -244,13 +332,103 @@ def sync(args: argparse.Namespace) -> int:
         step_summary=Path(summary) if summary else None,
         app_id=args.app_id,
     )
-    if options.app_id is None:
-        if app_key:
-            _stderr(f"{APP_KEY_ENV} is set but --app-id is not given: the key is not used")
-        run_sync(options, token)
-    else:
-        run_sync(options, token, app_key=app_key)
+
+
+def prepare(
+    args: argparse.Namespace,
+    staged: Path,
+    build: BuildFn | None = None,
+    check: CheckFn | None = None,
+) -> int:
+    """`sync --prepare DIR`: the unprivileged phase. Build the library into `DIR/library`,
+    check it, and write the report and the manifest (`generator.sync.stage.write_stage`);
+    prints the tree's digest (`sha256:<hex>`) as the last line of stdout, and, when
+    `$GITHUB_OUTPUT` is set, appends `digest=<it>` there. A failing check is staged too: the
+    publish phase refuses it.
+
+    Raises:
+        FatalError: a secret (GITHUB_TOKEN, SYNC_APP_PRIVATE_KEY, SYNC_TOKEN) is set: this
+            phase runs upstream code and must not see it; `DIR` exists and is not empty;
+            bad options; the build failed.
+    """
+    found = stage.secrets_in_env(os.environ)
+    if found:
+        raise FatalError(
+            f"sync --prepare builds and runs code of the ExecuTorch ref, which must not see "
+            f"the library repo's credentials: unset {', '.join(found)} for this step (give "
+            "them only to `sync --publish`)"
+        )
+    options = _options_from_args(args)
+    sync_board_keys(options.boards)
+    refuse_credentials(options.build.executorch_repo, "--executorch-repo")
+    if options.build.library_version is not None:
+        check_explicit_version(options.build.library_version)
+    if staged.exists() and (not staged.is_dir() or any(staged.iterdir())):
+        raise FatalError(f"--prepare {staged}: the folder exists and is not empty")
+    staged.mkdir(parents=True, exist_ok=True)
+    staged = staged.resolve()
+    built = (build or _default_build)(options.build, staged / stage.LIBRARY_DIR)
+    if not _SHA.match(built.sha):
+        raise FatalError(f"the build reported pin {built.sha!r}, not a full SHA")
+    _stderr("checking the built library")
+    report = (check or _default_check)(built.out, options)
+    roots = {
+        built.out: ".",
+        staged: "<work>",
+        options.build.cache_dir or default_cache_dir(): "<cache>",
+    }
+    data = committed_report(report.to_dict(), roots)
+    digest = stage.write_stage(staged, built, report.passed, report.to_markdown(), data)
+    output = os.environ.get("GITHUB_OUTPUT")
+    if output:
+        with open(output, "a", encoding="utf-8") as f:
+            f.write(f"digest={digest}\n")
+    _stdout(digest)
     return 0
+
+
+def _publish(
+    options: SyncOptions,
+    token: str | None,
+    app_key: str | None,
+    staged: Path,
+    expected: str | None,
+    connect: ConnectFn | None = None,
+) -> SyncResult:
+    """The publish phase: `run_sync` with the staged build and check report as its back ends
+    (the digest checked first: `generator.sync.stage.read_stage`).
+
+    Raises:
+        FatalError: the staged folder is not one `--prepare` wrote, its digest is wrong, it
+            was built from another ref or version than the options ask, or `run_sync`'s.
+    """
+    built, report = stage.read_stage(staged, expected)
+    wanted = options.build
+    if built.ref != wanted.executorch_ref:
+        raise FatalError(
+            f"the staged library was built from ExecuTorch {built.ref!r}, not "
+            f"{wanted.executorch_ref!r}: prepare and publish with the same options"
+        )
+    if wanted.library_version is not None and built.library_version != wanted.library_version:
+        raise FatalError(
+            f"the staged library is version {built.library_version}, not "
+            f"{wanted.library_version}: prepare and publish with the same options"
+        )
+
+    def staged_build(_options: BuildOptions, _out: Path) -> BuildResult:
+        return built
+
+    def staged_check(_library: Path, _options: SyncOptions) -> CheckReportLike:
+        return report
+
+    return run_sync(
+        options,
+        token,
+        app_key=app_key,
+        build=staged_build,
+        check=staged_check,
+        connect=connect or _default_connect,
+    )
 
 
 def _api_url(given: str | None) -> str:

@@ -83,6 +83,16 @@ def _fake_sync() -> None:
 
     faked = functools.partial(real_run_sync, build=build, check=check, connect=connect)
     sync_command.run_sync = faked
+    # A generator with the two phases (issue 29): a plain sync runs `sync --prepare` in a
+    # child, started through this shim too, whose build and check are these.
+    sync_command._default_build = build
+    sync_command._default_check = check
+    try:
+        from generator.sync import stage
+    except ImportError:
+        stage = None  # type: ignore[assignment]
+    if stage is not None and hasattr(stage, "CHILD_COMMAND"):
+        stage.CHILD_COMMAND = [sys.executable, str(Path(__file__).resolve())]
     _note({"verb": "sync", "faked": ["build (FakeBuild)", "check (FakeCheck)", "retry sleeps"]})
 
 
