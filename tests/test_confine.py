@@ -11,7 +11,11 @@ import pytest
 from et_fixture import Upstream, git
 
 from generator.build.components import CopyRule
+from generator.build.confine import confined_file
+from generator.build.flatc import confined_includes, run_flatc
+from generator.build.opset import read_op_yaml
 from generator.build.vendor import apply_rule, follow_includes
+from generator.cache import StepCache
 from generator.commands.build import BuildOptions, BuildResult, build_library
 from generator.errors import FatalError
 
@@ -167,3 +171,42 @@ def test_include_climbing_out_is_refused_and_nothing_is_written_outside(tmp_path
     assert "../../../outside/x.h climbs out of the checkout" in message
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["lib"]
     assert files_with_secret(tmp_path, besides=secret.parent) == []
+
+
+def test_schema_include_climbing_out_is_refused_before_flatc_runs(tmp_path: Path) -> None:
+    """flatc resolves `include "../../x.fbs"` itself: checked before it is started."""
+    schema = tmp_path / "checkout" / "schema"
+    schema.mkdir(parents=True)
+    outside = secret_file(tmp_path).with_name("s.fbs")
+    outside.write_text("table Stolen { a: int; }\n", encoding="utf-8")
+    (schema / "scalar_type.fbs").write_text("enum S : byte { A }\n", encoding="utf-8")
+    (schema / "program.fbs").write_text(
+        'include "scalar_type.fbs";\ninclude "../../outside/s.fbs";\ntable T { a: int; }\n',
+        encoding="utf-8",
+    )
+    flatc = tmp_path / "flatc-that-must-not-run"
+    flatc.write_text("#!/bin/sh\ntouch ran\n", encoding="utf-8")
+    flatc.chmod(0o755)
+    with pytest.raises(FatalError) as info:
+        run_flatc(flatc, ["--cpp"], [schema / "program.fbs"], tmp_path / "gen", StepCache(None))
+    assert "../../outside/s.fbs climbs out of the checkout" in str(info.value)
+    assert not (tmp_path / "gen").exists() and not Path("ran").exists()
+    assert confined_includes(schema, schema / "scalar_type.fbs") == []
+    (schema / "program.fbs").write_text('include "scalar_type.fbs";\n', encoding="utf-8")
+    assert confined_includes(schema, schema / "program.fbs") == [
+        (schema / "scalar_type.fbs").resolve()
+    ]
+
+
+def test_a_loop_of_links_is_refused_with_a_message(tmp_path: Path) -> None:
+    root = tmp_path / "checkout"
+    root.mkdir()
+    os.symlink("loop.h", root / "loop.h")
+    with pytest.raises(FatalError, match=r"loop\.h is a symbolic link that cannot be resolved"):
+        confined_file(root, "loop.h", "ExecuTorch at 0123abcd")
+
+
+def test_a_kernel_yaml_that_is_a_folder_is_refused_with_a_message(tmp_path: Path) -> None:
+    (tmp_path / "kernels" / "portable" / "functions.yaml").mkdir(parents=True)
+    with pytest.raises(FatalError, match="functions.yaml is a folder"):
+        read_op_yaml(tmp_path, "kernels/portable/functions.yaml")

@@ -49,7 +49,10 @@ def confined_path(root: Path, rel: str | Path, what: str) -> Path:
     if posixpath.isabs(norm) or norm == ".." or norm.startswith("../"):
         raise _refuse(what, rel, f"climbs out of the checkout at {root}")
     base = root.resolve()
-    resolved = (base / norm).resolve()
+    try:
+        resolved = (base / norm).resolve()
+    except (RuntimeError, OSError) as e:  # a loop of links: RuntimeError before 3.13
+        raise _refuse(what, rel, f"is a symbolic link that cannot be resolved ({e})") from None
     if resolved != base and not resolved.is_relative_to(base):
         raise _refuse(
             what, rel, f"is a symbolic link to {resolved}, outside the checkout at {root}"

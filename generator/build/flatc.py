@@ -20,6 +20,7 @@ import functools
 import hashlib
 import importlib.util
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -112,6 +113,43 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+_INCLUDE = re.compile(r'^\s*include\s+"([^"]*)"\s*;', re.MULTILINE)
+
+
+def confined_includes(schema_dir: Path, schema: Path) -> list[Path]:
+    """Every `.fbs` that `schema` includes, directly or not, checked to be a regular file
+    inside `schema_dir` (flatc resolves an include itself, relative to the including file,
+    and would read one that climbs out with `..`, or block on a FIFO).
+
+    Returns:
+        The included files, resolved, in the order first reached.
+    Raises:
+        FatalError: an include that is absolute, climbs out of `schema_dir`, is a symbolic
+            link out of it, is missing from it, or is not a regular file
+            (`generator.build.confine.confined_file`).
+    """
+    base = schema_dir.resolve()
+    seen: list[Path] = []
+    todo = [schema.resolve()]
+    while todo:
+        current = todo.pop()
+        text = current.read_text(encoding="utf-8", errors="replace")
+        for name in _INCLUDE.findall(text):
+            if posixpath.isabs(name):
+                raise FatalError(
+                    f"the schema: include {name!r} is absolute; an upstream tree is "
+                    "untrusted input, so the build refuses it (remove it upstream or build "
+                    "another ref)"
+                )
+            # Relative to the including file, as flatc reads it; its folder is inside `base`.
+            where = posixpath.dirname(current.relative_to(base).as_posix())
+            included = confined_file(base, posixpath.join(where, name), "the schema")
+            if included not in seen:
+                seen.append(included)
+                todo.append(included)
+    return seen
+
+
 def run_flatc(
     flatc: Path, flags: Sequence[str], schemas: Sequence[Path], out_dir: Path, steps: StepCache
 ) -> subprocess.CompletedProcess[str] | None:
@@ -128,6 +166,8 @@ def run_flatc(
         caller says so, in its words).
     """
     identity = _identity(flatc)
+    for schema in schemas:
+        confined_includes(schema.parent, schema)
     folders = sorted({s.parent for s in schemas})
     inputs = sorted({(d, f) for d in folders for f in d.rglob("*.fbs")})
     key = {

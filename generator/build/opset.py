@@ -303,6 +303,8 @@ def read_op_yaml(root: Path, relpath: str) -> list[OpEntry]:
         FatalError: when the file is missing or malformed.
     """
     path = confined_path(root, relpath, "ExecuTorch")
+    if path.is_dir():
+        raise FatalError(f"the ExecuTorch tree's {relpath} is a folder, not a kernel yaml")
     try:
         # libyaml's loader when PyYAML has it: the portable yaml takes ~0.2 s in pure Python.
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.build.checkout import checkout
-from generator.build.confine import confined_file, confined_path
+from generator.build.confine import confined_file
 from generator.build.flatc import (
     find_flatc,
     flatc_version,
@@ -159,7 +159,7 @@ def write_program_reader(
             something unexpected, the schema declares no file_identifier, or `runtime` is not
             FlatBuffers' Python runtime (no `__init__.py`, `table.py`).
     """
-    schema = confined_path(schema_dir, "program.fbs", "the schema")
+    schema = confined_file(schema_dir, "program.fbs", "the schema")
     identifier = file_identifier(schema)
     if not (runtime / "__init__.py").is_file() or not (runtime / "table.py").is_file():
         raise FatalError(
