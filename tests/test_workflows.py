@@ -1986,3 +1986,63 @@ def test_installed_drift_compares_with_the_generator_the_repo_runs(tmp_path: Pat
     # A sync.yml that names no generator cannot be compared: everything is drift.
     (repo / wf.WORKFLOWS_DIR / "sync.yml").write_text("name: sync\n")
     assert wf.installed_drift(repo) == NAMES
+
+
+# --- sync's two jobs: the token only where nothing of the ref runs ------------------------
+
+
+#: What names or carries a credential in a workflow's text.
+TOKEN_TEXT = ("GITHUB_TOKEN", "SYNC_TOKEN", "SYNC_APP_PRIVATE_KEY", "github.token", "secrets.")
+
+
+def test_the_prepare_job_has_no_token_and_the_publish_job_builds_nothing(
+    rendered: dict[str, str],
+) -> None:
+    sync = parsed(rendered["sync.yml"])
+    prepare, publish = sync["jobs"]["prepare"], sync["jobs"]["publish"]
+    # The job that runs the ref's code: no token in any step's env, with: or script, nor in
+    # the job's own env or outputs (GITHUB_TOKEN, SYNC_TOKEN, SYNC_APP_PRIVATE_KEY are what
+    # `sync --prepare` refuses; github.token and secrets.* what could carry one).
+    assert prepare["permissions"] == {"contents": "read"}
+    text = json.dumps(prepare)
+    for needle in TOKEN_TEXT:
+        assert needle not in text, needle
+    for step in prepare["steps"]:
+        assert "token" not in {k.lower() for k in step.get("with", {})}, step.get("name")
+    assert "env" not in prepare and "secrets" not in prepare
+    # The workflow-level env holds no credential either (every job sees it).
+    for needle in TOKEN_TEXT:
+        assert needle not in json.dumps(sync.get("env", {})), needle
+    run = step_named(sync, "prepare", "Build and check")
+    assert run["id"] == "prepare"
+    assert prepare["outputs"] == {"digest": "${{ steps.prepare.outputs.digest }}"}
+    assert 'sync --prepare "$RUNNER_TEMP/stage"' in run["run"]
+    upload = step_named(sync, "prepare", "Keep the staged library")
+    assert upload["with"]["path"] == "${{ runner.temp }}/stage"
+    assert upload["with"]["retention-days"] == 1
+    assert upload["with"]["include-hidden-files"] is True
+    assert upload["with"]["if-no-files-found"] == "error"
+    # The job with the token: the staged tree and the digest in, no build, no check, no
+    # toolchain, no torch, no cache (a cache the prepare job wrote is the ref's to poison).
+    ptext = json.dumps(publish)
+    for absent in ("--prepare", "apt-get", "arduino-cli", "download.pytorch.org", "qemu",
+                   "actions/cache@", "setup-arduino-cli", "Install the toolchains"):  # fmt: skip
+        assert absent not in ptext, absent
+    assert [s.get("uses", "").partition("@")[0] for s in publish["steps"]] == [
+        "actions/setup-python",
+        "",
+        "actions/download-artifact",
+        "",
+    ]
+    download = step_named(sync, "publish", "Fetch the staged library")
+    assert download["with"] == {"name": upload["with"]["name"], "path": "${{ runner.temp }}/stage"}
+    step = step_named(sync, "publish", "Publish")
+    assert step["env"]["DIGEST"] == "${{ needs.prepare.outputs.digest }}"
+    assert 'sync --publish "$RUNNER_TEMP/stage" --digest "$DIGEST"' in step["run"]
+    # Every secret of the workflow is the publish step's.
+    owners = {
+        (job_id, s.get("name"))
+        for job_id, _, s in steps(sync)
+        if any(n in json.dumps(s) for n in ("secrets.", "github.token"))
+    }
+    assert owners == {("ref", "Resolve and check the ref"), ("publish", "Publish")}
