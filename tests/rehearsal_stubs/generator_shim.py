@@ -88,7 +88,7 @@ def _fake_sync() -> None:
     sync_command._default_build = build
     sync_command._default_check = check
     # `sync --publish` passes its connect to run_sync itself (overriding the one above).
-    sync_command._default_connect = connect
+    sync_command._default_connect = connect  # type: ignore[assignment]
     try:
         from generator.sync import stage
     except ImportError:
