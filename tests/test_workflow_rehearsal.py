@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 import tarfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -577,13 +578,24 @@ def test_an_action_the_rehearsal_does_not_emulate_fails_it(world: World) -> None
 def test_sync_dispatch_with_the_workflow_token_opens_the_pull_request(world: World) -> None:
     run = world.sync(WORKFLOW_ONLY, executorch_ref="v1.5.1")
     assert run.triggered and run.conclusion == "success", run.transcript()
-    assert [(j.job_id, j.decision) for j in run.jobs] == [("ref", "ran"), ("sync", "ran")]
+    assert [(j.job_id, j.decision) for j in run.jobs] == [
+        ("ref", "ran"),
+        ("prepare", "ran"),
+        ("publish", "ran"),
+    ]
     assert run.job("ref").outputs == {"ref": "v1.5.1"}
-    job = run.job("sync")
-    assert job.concurrency == "sync-v1.5.1 (cancel-in-progress: false)"
-    skipped = [s for s in job.steps if s.decision == "skipped"]
-    # only the App's steps, if any: they are for the App
-    assert all("SYNC_APP_ID" in s.why for s in skipped), [(s.name, s.why) for s in skipped]
+    job = run.job("publish")
+    prepare = run.job("prepare")
+    assert prepare.concurrency == "sync-v1.5.1 (cancel-in-progress: false)"
+    assert job.concurrency == "sync-publish-v1.5.1 (cancel-in-progress: false)"
+    for record in (prepare, job):
+        skipped = [s for s in record.steps if s.decision == "skipped"]
+        # only the App's steps, if any: they are for the App
+        assert all("SYNC_APP_ID" in s.why for s in skipped), [(s.name, s.why) for s in skipped]
+    # the digest travelled as the prepare job's output; the tree as its artifact
+    (digest,) = prepare.outputs.values()
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", digest), prepare.outputs
+    assert prepare.step("Build and check").stdout.splitlines()[-1] == digest
     own = [c.line() for c in run.commands(nested=False)]
     assert any(
         line.startswith("sudo apt-get install -y -q --no-install-recommends cmake") for line in own
@@ -591,13 +603,16 @@ def test_sync_dispatch_with_the_workflow_token_opens_the_pull_request(world: Wor
     assert "arduino-cli config set network.connection_timeout 600s" in own
     assert any(line.startswith("arduino-cli core install arduino:zephyr@") for line in own)
     assert any("--index-url https://download.pytorch.org/whl/cpu torch==" in line for line in own)
-    (args,) = generator_calls(run, "sync")
-    assert "--executorch-ref=v1.5.1" in args and "--workflow-token" in args
+    staged, published = generator_calls(run, "sync")
+    assert staged[0] == "--prepare" and staged[1].endswith("/temp/stage"), staged
+    assert "--executorch-ref=v1.5.1" in staged and "--workflow-token" not in staged
+    assert published[0] == "--publish" and published[2:4] == ["--digest", digest]
+    assert "--executorch-ref=v1.5.1" in published and "--workflow-token" in published
     # the real sync pushed its branch with the workflow token and opened the pull request
     (pull,) = world.fake.open_pulls()
     assert pull.labels == ["sync"] and sync_branches(world.remote) == [pull.head]
     assert offered(world) == {WORKFLOW_TOKEN}
-    sync = job.step("Sync")
+    sync = job.step("Publish")
     assert f"opened pull request #{pull.number}" in sync.stdout
     assert "CI will not run on the sync pull request" in sync.summary
     assert WORKFLOW_TOKEN not in run.transcript()
@@ -614,7 +629,7 @@ def test_sync_dispatch_with_the_app_pushes_and_opens_with_an_installation_token(
     assert minted and offered(world) <= minted  # git: only App tokens, never the workflow's
     api = {cred for method, path, cred in world.fake.used if "/pulls" in path}
     assert api and api <= minted
-    assert "CI will not run" not in run.job("sync").step("Sync").summary
+    assert "CI will not run" not in run.job("publish").step("Publish").summary
     assert not any(token in run.transcript() for token in minted)
     # nothing the run left on disk (runner files, clones, the remote) holds a token or the key
     key_body = world.app.secrets["SYNC_APP_PRIVATE_KEY"].splitlines()[1]
@@ -623,6 +638,46 @@ def test_sync_dispatch_with_the_app_pushes_and_opens_with_an_installation_token(
             data = path.read_bytes()
             assert key_body.encode() not in data, path
             assert not any(token.encode() in data for token in minted), path
+    world.finish()
+
+
+def test_sync_builds_without_a_token_and_publishes_without_building(world: World) -> None:
+    run = world.sync(world.app, executorch_ref="v1.5.1")
+    assert run.conclusion == "success", run.transcript()
+    (pull,) = world.fake.open_pulls()
+    prepare, publish = run.job("prepare"), run.job("publish")
+    # `sync --prepare` refuses GITHUB_TOKEN, SYNC_TOKEN and SYNC_APP_PRIVATE_KEY: it ran.
+    assert prepare.result == "success" and publish.result == "success"
+    assert prepare.permissions == {"contents": "read"}
+    key_body = world.app.secrets["SYNC_APP_PRIVATE_KEY"].splitlines()[1]
+    secrets = [WORKFLOW_TOKEN, key_body, *world.fake.minted]
+    for step in prepare.steps:
+        seen = "\n".join(
+            [step.stdout, step.stderr, step.summary, *step.notes, *step.outputs.values()]
+            + [c.line() for c in step.commands]
+        )
+        assert not any(s in seen for s in secrets), step.name
+        assert "***" not in seen, step.name  # nothing the transcript had to mask
+    # Nothing of the prepare job's text names a token (secrets.*, github.token, the names).
+    spec = parse_workflow(world.workflows["sync.yml"])["jobs"]["prepare"]
+    text = str(spec)
+    for needle in ("GITHUB_TOKEN", "SYNC_TOKEN", "SYNC_APP_PRIVATE_KEY", "github.token",
+                   "secrets."):  # fmt: skip
+        assert needle not in text, needle
+    # The publish job built and checked nothing: no --prepare, no toolchain, no torch.
+    lines = [c.line() for s in publish.steps for c in s.commands if not c.nested]
+    assert not any("--prepare" in line for line in lines), lines
+    for tool in ("apt-get", "arduino-cli", "download.pytorch.org"):
+        assert not any(tool in line for line in lines), (tool, lines)
+    assert [s.kind.split("@")[0] for s in publish.steps if s.kind.startswith("uses")] == [
+        "uses actions/setup-python",
+        "uses actions/download-artifact",
+    ]
+    # It published the very tree the prepare job staged, by the digest it output.
+    (digest,) = prepare.outputs.values()
+    (published,) = [line for line in lines if "sync --publish" in line]
+    assert f"--digest {digest}" in published
+    assert f"opened pull request #{pull.number}" in publish.step("Publish").stdout
     world.finish()
 
 
@@ -646,9 +701,9 @@ def test_sync_on_repository_dispatch_syncs_the_payloads_ref(world: World) -> Non
     event.sha = world.main()
     run = world.run("sync.yml", event, world.app)
     assert run.triggered and run.conclusion == "success", run.transcript()
-    (args,) = generator_calls(run, "sync")
+    _, args = generator_calls(run, "sync")
     assert "--executorch-ref=v1.5.1" in args and "--workflow-token" not in args
-    assert run.job("sync").concurrency == "sync-v1.5.1 (cancel-in-progress: false)"
+    assert run.job("prepare").concurrency == "sync-v1.5.1 (cancel-in-progress: false)"
     assert [p.head for p in world.fake.open_pulls()] == sync_branches(world.remote)
     world.finish()
 
@@ -660,14 +715,19 @@ def test_a_repository_dispatch_whose_ref_is_not_plain_stops_before_sync(world: W
     assert any(
         "client_payload.ref is not a plain git ref" in n for n in run.job("ref").steps[0].notes
     )
-    assert run.job("sync").decision == "skipped" and generator_calls(run, "sync") == []
+    assert run.job("prepare").decision == "skipped" and generator_calls(run, "sync") == []
+    assert run.job("publish").decision == "skipped"
     world.finish()
 
 
 def test_the_schedule_does_nothing_unless_the_repository_opts_in(world: World) -> None:
     run = world.run("sync.yml", Event("schedule", {"schedule": "41 5 * * *"}), WORKFLOW_ONLY)
     assert run.triggered
-    assert [(j.job_id, j.decision) for j in run.jobs] == [("ref", "skipped"), ("sync", "skipped")]
+    assert [(j.job_id, j.decision) for j in run.jobs] == [
+        ("ref", "skipped"),
+        ("prepare", "skipped"),
+        ("publish", "skipped"),
+    ]
     assert run.commands() == []
     world.finish()
 
@@ -702,8 +762,8 @@ def test_the_schedule_opted_in_syncs_the_newest_release_tag(world: World) -> Non
     run = world.run("sync.yml", Event("schedule", {"schedule": "41 5 * * *"}), settings)
     assert run.job("ref").outputs == {"ref": "v1.5.1"}, run.transcript()  # no pre-release
     assert run.conclusion == "success", run.transcript()
-    (args,) = generator_calls(run, "sync")
-    assert "--executorch-ref=v1.5.1" in args
+    for args in generator_calls(run, "sync"):
+        assert "--executorch-ref=v1.5.1" in args
     world.finish()
 
 
@@ -723,7 +783,7 @@ def refused(
 def test_sync_refused_a_pull_request_leaves_no_pushed_branch(refused: tuple[World, Run]) -> None:
     world, run = refused
     assert run.conclusion == "failure"
-    assert run.job("sync").step("Sync").outcome == "failure"
+    assert run.job("publish").step("Publish").outcome == "failure"
     assert world.fake.pulls == {}
     assert sync_branches(world.remote) == []  # pushed, then put back when the PR failed
     pushes = [c for c in run.commands("git", nested=True) if "push" in c.args]
@@ -733,7 +793,7 @@ def test_sync_refused_a_pull_request_leaves_no_pushed_branch(refused: tuple[Worl
 
 def test_sync_refused_a_pull_request_names_the_setting(refused: tuple[World, Run]) -> None:
     world, run = refused
-    step = run.job("sync").step("Sync")
+    step = run.job("publish").step("Publish")
     assert step.outcome == "failure"
     assert SETTING in step.stderr, step.stderr
     assert SETTING in step.summary, step.summary
@@ -755,19 +815,21 @@ def expired(
         yield world, world.sync(world.app, executorch_ref="v1.5.1")
 
 
-def test_sync_succeeds_when_the_app_token_expires_during_the_run(
+def test_sync_succeeds_when_the_check_outlives_an_app_token(
     expired: tuple[World, Run],
 ) -> None:
     world, run = expired
     assert run.conclusion == "success", run.transcript()
     assert len(world.fake.open_pulls()) == 1
-    # the clock did what the scenario says: the token of the start had expired at the push,
-    # and sync pushed with one it minted after the check
+    # the clock did what the scenario says (the check took 61 minutes), but the check ran in
+    # the prepare job, which has no key: every token was minted by the publish job after it
+    # (an hour on the fake's clock, already 61 minutes ahead), so none could expire
     assert world.rehearsal.check_mark.exists()
-    first, *later = sorted(world.fake.minted.items(), key=lambda item: item[1])
-    assert later, "one token sufficed: the check did not outlive it"
+    assert world.fake.minted
+    after_check = datetime.now(UTC) + timedelta(minutes=100)
+    assert all(expires > after_check for expires in world.fake.minted.values())
     pushed_with = world.git_remote.offered[-1][1]
-    assert pushed_with != first[0] and world.fake.minted[pushed_with] > first[1]
+    assert pushed_with in world.fake.minted
     assert not any(token in run.transcript() for token in world.fake.minted)
     world.finish()
 

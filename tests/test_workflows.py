@@ -368,7 +368,11 @@ def test_no_expression_inside_a_run_script_and_every_script_is_bash(
 def test_permissions_are_exactly_as_stated(rendered: dict[str, str]) -> None:
     read = {"contents": "read"}
     expected = {
-        "sync.yml": {"ref": read, "sync": {"contents": "write", "pull-requests": "write"}},
+        "sync.yml": {
+            "ref": read,
+            "prepare": read,
+            "publish": {"contents": "write", "pull-requests": "write"},
+        },
         "ci.yml": {
             "examples": read,
             "example": read,
@@ -471,7 +475,7 @@ def test_sync_is_one_run_per_resolved_ref(rendered: dict[str, str]) -> None:
     sync = parsed(rendered["sync.yml"])
     # Not on the workflow: the schedule's ref is known only after the ref job.
     assert "concurrency" not in sync
-    job = sync["jobs"]["sync"]
+    job = sync["jobs"]["prepare"]
     assert job["needs"] == "ref"
     assert job["if"] == "needs.ref.outputs.ref != ''"
     assert job["concurrency"] == {
@@ -479,11 +483,21 @@ def test_sync_is_one_run_per_resolved_ref(rendered: dict[str, str]) -> None:
         "cancel-in-progress": False,
     }
     assert sync["jobs"]["ref"]["concurrency"]["group"] == "sync-ref-${{ github.run_id }}"
-    run = step_named(sync, "sync", "Sync")
+    run = step_named(sync, "prepare", "Build and check")
     assert run["env"]["EXECUTORCH_REF"] == "${{ needs.ref.outputs.ref }}"
-    cache = step_named(sync, "sync", "Restore the generator's cache")
+    cache = step_named(sync, "prepare", "Restore the generator's cache")
     assert "needs.ref.outputs.ref" in cache["with"]["key"]
-    assert "inputs." not in json.dumps(sync["jobs"]["sync"].get("concurrency"))
+    assert "inputs." not in json.dumps(job.get("concurrency"))
+    publish = sync["jobs"]["publish"]
+    assert publish["needs"] == ["ref", "prepare"]
+    assert publish["if"] == "needs.ref.outputs.ref != ''"
+    assert publish["concurrency"] == {
+        "group": "sync-publish-${{ needs.ref.outputs.ref }}",
+        "cancel-in-progress": False,
+    }
+    assert step_named(sync, "publish", "Publish")["env"]["EXECUTORCH_REF"] == (
+        "${{ needs.ref.outputs.ref }}"
+    )
 
 
 def test_sync_token_app_then_secret_then_workflow_token(rendered: dict[str, str]) -> None:
@@ -491,7 +505,7 @@ def test_sync_token_app_then_secret_then_workflow_token(rendered: dict[str, str]
     # No token minted at job start (it would expire before a long run pushes): sync --app-id
     # mints the App's tokens itself, from the key in its environment.
     assert "create-github-app-token" not in rendered["sync.yml"]
-    env = step_named(sync, "sync", "Sync")["env"]
+    env = step_named(sync, "publish", "Publish")["env"]
     assert env["SYNC_APP_ID"] == "${{ vars.SYNC_APP_ID }}"
     assert env["SYNC_APP_PRIVATE_KEY"] == (
         "${{ vars.SYNC_APP_ID != '' && secrets.SYNC_APP_PRIVATE_KEY || '' }}"
@@ -509,9 +523,9 @@ def test_sync_token_app_then_secret_then_workflow_token(rendered: dict[str, str]
         if "secrets." in str(value)
     ]
     assert secrets == [
-        ("sync", "Sync", "SYNC_APP_PRIVATE_KEY"),
-        ("sync", "Sync", "GITHUB_TOKEN"),
-        ("sync", "Sync", "TOKEN_SOURCE"),
+        ("publish", "Publish", "SYNC_APP_PRIVATE_KEY"),
+        ("publish", "Publish", "GITHUB_TOKEN"),
+        ("publish", "Publish", "TOKEN_SOURCE"),
     ]
 
 
@@ -739,7 +753,7 @@ def test_the_size_comment_is_for_this_repositorys_pull_requests_only(
         for job_id, job in parsed(text)["jobs"].items()
         if job["permissions"].get("pull-requests") == "write"
     ]
-    assert pr_write == [("ci.yml", "size-comment"), ("sync.yml", "sync")]
+    assert pr_write == [("ci.yml", "size-comment"), ("sync.yml", "publish")]
 
 
 # --- caches --------------------------------------------------------------------------------
@@ -757,7 +771,7 @@ def test_caches_are_keyed_so_a_new_pin_misses(rendered: dict[str, str]) -> None:
     ci, sync = parsed(rendered["ci.yml"]), parsed(rendered["sync.yml"])
     arduino = "Restore the arduino core, its toolchain and the library"
     pip = "Restore pip's downloads"
-    for workflow, job_id in ((ci, "example"), (sync, "sync")):
+    for workflow, job_id in ((ci, "example"), (sync, "prepare")):
         caches = _caches(workflow, job_id)
         core = caches[arduino]
         for pin in ("env.ZEPHYR_CORE", "env.ROUTER_BRIDGE", "env.ARDUINO_CLI_VERSION"):
@@ -772,12 +786,16 @@ def test_caches_are_keyed_so_a_new_pin_misses(rendered: dict[str, str]) -> None:
     for part in ("env.GENERATOR_REF", "env.ZEPHYR_CORE", "matrix.board"):
         assert part in objects["key"] and part in objects["restore-keys"]
     assert "matrix.example" not in objects["key"]  # a folder name may hold a comma
-    generator = _caches(sync, "sync")["Restore the generator's cache (checkouts, flatc, objects)"]
+    generator = _caches(sync, "prepare")[
+        "Restore the generator's cache (checkouts, flatc, objects)"
+    ]
     for part in ("env.GENERATOR_REF", "env.ZEPHYR_CORE", "needs.ref.outputs.ref"):
         assert part in generator["key"]
     assert _caches(ci, "sizes")[pip]["key"] == _caches(ci, "example")[pip]["key"]
     # The torch-less and the torch installs never share an entry.
-    assert _caches(sync, "sync")[pip]["key"] != _caches(ci, "example")[pip]["key"]
+    assert _caches(sync, "prepare")[pip]["key"] != _caches(ci, "example")[pip]["key"]
+    # The publish job restores nothing: it holds the token (zizmor's cache-poisoning rule).
+    assert _caches(sync, "publish") == {}
     # A workflow that publishes restores nothing (zizmor's cache-poisoning rule).
     assert "actions/cache@" not in rendered["release.yml"]
 
@@ -785,6 +803,9 @@ def test_caches_are_keyed_so_a_new_pin_misses(rendered: dict[str, str]) -> None:
 def test_each_cache_is_restored_before_what_fills_it(rendered: dict[str, str]) -> None:
     for name in ("ci.yml", "sync.yml"):
         for job_id, job in parsed(rendered[name])["jobs"].items():
+            if (name, job_id) == ("sync.yml", "publish"):
+                # Holds the token: restores no cache the prepare job (upstream code) wrote.
+                continue
             names = [s.get("name", "") for s in job.get("steps", [])]
             for cache, user in (
                 ("Restore pip's downloads", "Install the generator at its pin"),
@@ -820,13 +841,14 @@ def test_torch_is_installed_only_in_the_job_whose_build_imports_it(
             if "requirements.txt" in step.get("run", ""):
                 installs[(name, job_id)] = step["run"]
     assert set(installs) == {
-        ("sync.yml", "sync"),
+        ("sync.yml", "prepare"),
+        ("sync.yml", "publish"),
         ("ci.yml", "example"),
         ("ci.yml", "sizes"),
         ("release.yml", "release"),
     }
     for where, script in installs.items():
-        if where == ("sync.yml", "sync"):
+        if where == ("sync.yml", "prepare"):
             assert script.index(cpu) < script.index('pip install -q -r "$gen/requirements')
         else:
             assert "download.pytorch.org" not in script, where
@@ -890,7 +912,7 @@ def _install_script(rendered: dict[str, str], name: str, job_id: str) -> str:
 
 def test_the_toolchain_install_is_the_same_in_sync_and_ci(rendered: dict[str, str]) -> None:
     script = _install_script(rendered, "ci.yml", "example")
-    assert _install_script(rendered, "sync.yml", "sync") == script
+    assert _install_script(rendered, "sync.yml", "prepare") == script
     assert "arduino-cli config set network.connection_timeout 600s" in script
     assert 'retry arduino-cli core install "$ZEPHYR_CORE"' in script
 
@@ -1169,11 +1191,13 @@ def test_sync_passes_the_inputs_and_the_workflow_token_flag(
     extra: list[str],
 ) -> None:
     sync = parsed(rendered["sync.yml"])
-    step = step_named(sync, "sync", "Sync")
+    step = step_named(sync, "publish", "Publish")
     assert step["env"]["BOARDS"] == "${{ inputs.boards }}"
-    env, _ = _step_env(sync, sync["jobs"]["sync"], step, "", tmp_path)
+    assert step["env"]["DIGEST"] == "${{ needs.prepare.outputs.digest }}"
+    env, _ = _step_env(sync, sync["jobs"]["publish"], step, "", tmp_path)
     env.update(EXECUTORCH_REF="v1.5.1", LIBRARY_VERSION=version, TOKEN_SOURCE=source,
-               SYNC_APP_ID="Iv23liABC", HOME="/home/runner", BOARDS=boards)  # fmt: skip
+               SYNC_APP_ID="Iv23liABC", HOME="/home/runner", BOARDS=boards,
+               DIGEST="sha256:" + "ab" * 32, RUNNER_TEMP=str(tmp_path))  # fmt: skip
     proc = _run(tmp_path, step["run"], env)
     assert proc.returncode == 0, proc.stderr
     [argv] = [a for a in _calls(tmp_path / "log") if a[0] == "python"]
@@ -1182,11 +1206,13 @@ def test_sync_passes_the_inputs_and_the_workflow_token_flag(
         "-m",
         "generator",
         "sync",
+        "--publish",
+        f"{tmp_path}/stage",
+        "--digest",
+        "sha256:" + "ab" * 32,
         "--repo",
         "owner/executorch-arduino",
         "--executorch-ref=v1.5.1",
-        "--cache-dir",
-        "/home/runner/.cache/executorch-arduino",
         *extra,
     ]
     text = (tmp_path / "summary.md").read_text()
@@ -1960,3 +1986,63 @@ def test_installed_drift_compares_with_the_generator_the_repo_runs(tmp_path: Pat
     # A sync.yml that names no generator cannot be compared: everything is drift.
     (repo / wf.WORKFLOWS_DIR / "sync.yml").write_text("name: sync\n")
     assert wf.installed_drift(repo) == NAMES
+
+
+# --- sync's two jobs: the token only where nothing of the ref runs ------------------------
+
+
+#: What names or carries a credential in a workflow's text.
+TOKEN_TEXT = ("GITHUB_TOKEN", "SYNC_TOKEN", "SYNC_APP_PRIVATE_KEY", "github.token", "secrets.")
+
+
+def test_the_prepare_job_has_no_token_and_the_publish_job_builds_nothing(
+    rendered: dict[str, str],
+) -> None:
+    sync = parsed(rendered["sync.yml"])
+    prepare, publish = sync["jobs"]["prepare"], sync["jobs"]["publish"]
+    # The job that runs the ref's code: no token in any step's env, with: or script, nor in
+    # the job's own env or outputs (GITHUB_TOKEN, SYNC_TOKEN, SYNC_APP_PRIVATE_KEY are what
+    # `sync --prepare` refuses; github.token and secrets.* what could carry one).
+    assert prepare["permissions"] == {"contents": "read"}
+    text = json.dumps(prepare)
+    for needle in TOKEN_TEXT:
+        assert needle not in text, needle
+    for step in prepare["steps"]:
+        assert "token" not in {k.lower() for k in step.get("with", {})}, step.get("name")
+    assert "env" not in prepare and "secrets" not in prepare
+    # The workflow-level env holds no credential either (every job sees it).
+    for needle in TOKEN_TEXT:
+        assert needle not in json.dumps(sync.get("env", {})), needle
+    run = step_named(sync, "prepare", "Build and check")
+    assert run["id"] == "prepare"
+    assert prepare["outputs"] == {"digest": "${{ steps.prepare.outputs.digest }}"}
+    assert 'sync --prepare "$RUNNER_TEMP/stage"' in run["run"]
+    upload = step_named(sync, "prepare", "Keep the staged library")
+    assert upload["with"]["path"] == "${{ runner.temp }}/stage"
+    assert upload["with"]["retention-days"] == 1
+    assert upload["with"]["include-hidden-files"] is True
+    assert upload["with"]["if-no-files-found"] == "error"
+    # The job with the token: the staged tree and the digest in, no build, no check, no
+    # toolchain, no torch, no cache (a cache the prepare job wrote is the ref's to poison).
+    ptext = json.dumps(publish)
+    for absent in ("--prepare", "apt-get", "arduino-cli", "download.pytorch.org", "qemu",
+                   "actions/cache@", "setup-arduino-cli", "Install the toolchains"):  # fmt: skip
+        assert absent not in ptext, absent
+    assert [s.get("uses", "").partition("@")[0] for s in publish["steps"]] == [
+        "actions/setup-python",
+        "",
+        "actions/download-artifact",
+        "",
+    ]
+    download = step_named(sync, "publish", "Fetch the staged library")
+    assert download["with"] == {"name": upload["with"]["name"], "path": "${{ runner.temp }}/stage"}
+    step = step_named(sync, "publish", "Publish")
+    assert step["env"]["DIGEST"] == "${{ needs.prepare.outputs.digest }}"
+    assert 'sync --publish "$RUNNER_TEMP/stage" --digest "$DIGEST"' in step["run"]
+    # Every secret of the workflow is the publish step's.
+    owners = {
+        (job_id, s.get("name"))
+        for job_id, _, s in steps(sync)
+        if any(n in json.dumps(s) for n in ("secrets.", "github.token"))
+    }
+    assert owners == {("ref", "Resolve and check the ref"), ("publish", "Publish")}

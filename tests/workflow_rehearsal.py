@@ -26,7 +26,9 @@ expressions in workflows and actions" (`gha_expressions.py`), "Workflow commands
   pipefail` for `shell: bash`, `bash -e` without a shell) in the job's workspace, with the
   runner's variables (GITHUB_*, RUNNER_*, CI, HOME) and fresh $GITHUB_OUTPUT, $GITHUB_ENV,
   $GITHUB_PATH and $GITHUB_STEP_SUMMARY files whose contents later steps and the job's
-  outputs see; `continue-on-error` and the `steps` context (outputs, outcome, conclusion).
+  outputs see; `continue-on-error` and the `steps` context (outputs, outcome, conclusion);
+  each job gets a fresh runner.temp, as each runs on a runner of its own (home and the
+  workspace are the run's);
 
 What is emulated, not real:
 
@@ -696,8 +698,12 @@ def _upload_artifact(call: ActionCall) -> dict[str, str]:
 
 def _download_artifact(call: ActionCall) -> dict[str, str]:
     """actions/download-artifact: the run's artifacts matching `pattern` (or `name`) into
-    `path`, each in a folder of its name unless `merge-multiple`."""
-    pattern = str(call.inputs.get("pattern") or call.inputs.get("name") or "*")
+    `path`, each in a folder of its name unless `merge-multiple`, or it is one artifact (a
+    `name`, or a pattern one matches: download-artifact v8.0.1 src/download-artifact.ts,
+    `isSingleArtifactDownload` and `artifacts.length === 1 ? resolvedPath`); a `name` no
+    artifact has fails, as there."""
+    name = call.inputs.get("name")
+    pattern = str(call.inputs.get("pattern") or name or "*")
     target = call.path(str(call.inputs.get("path") or "."))
     merge = call.inputs.get("merge-multiple") in (True, "true")
     found = (
@@ -705,8 +711,12 @@ def _download_artifact(call: ActionCall) -> dict[str, str]:
         if call.artifacts.exists()
         else []
     )
+    if name and not found:
+        raise ActionFailure(f"download-artifact: no artifact {name} in this run")
+    single = bool(name) or len(found) == 1
     for artifact in found:
-        shutil.copytree(artifact, target if merge else target / artifact.name, dirs_exist_ok=True)
+        into = target if merge or single else target / artifact.name
+        shutil.copytree(artifact, into, dirs_exist_ok=True)
     call.notes.append(f"download-artifact {pattern}: {', '.join(p.name for p in found) or 'none'}")
     return {"download-path": str(target)}
 
@@ -856,6 +866,10 @@ class Rehearsal:
         order = _needs_order(workflow.get("jobs") or {})
         for job_id in order:
             spec = workflow["jobs"][job_id]
+            # Each job runs on a runner of its own: a fresh runner.temp (what one job leaves
+            # there, another gets only as an artifact or a job output).
+            shutil.rmtree(temp)
+            temp.mkdir()
             records = self._job(
                 job_id,
                 spec,

@@ -87,6 +87,8 @@ def _fake_sync() -> None:
     # child, started through this shim too, whose build and check are these.
     sync_command._default_build = build
     sync_command._default_check = check
+    # `sync --publish` passes its connect to run_sync itself (overriding the one above).
+    sync_command._default_connect = connect  # type: ignore[assignment]
     try:
         from generator.sync import stage
     except ImportError:
