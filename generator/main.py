@@ -398,7 +398,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     safe_output_streams()
     given = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(given)
-    args.argv = given  # sync re-runs its unprivileged phase with it (generator.sync.stage)
+    args.argv = given  # sync re-runs its unprivileged phase with it (generator.commands.stage)
     with error_handler():
         if args.command == "build":
             from generator.commands.build import build

@@ -43,6 +43,7 @@ from generator.check.compile import CompileResult
 from generator.check.linkmodes import link_modes_markdown, update_sketches
 from generator.check.report import CheckReport, board_part
 from generator.check.run import RunOutput
+from generator.commands import stage
 from generator.commands.build import BuildOptions, BuildResult, build_library, options_from_args
 from generator.commands.check import board_data, board_keys, run_check
 from generator.compare import instruction_rows, size_rows
@@ -61,7 +62,6 @@ from generator.layout import (
 )
 from generator.lint import lint_library
 from generator.properties import properties_version
-from generator.sync import stage
 from generator.sync.app import APP_KEY_ENV, AppCredentials
 from generator.sync.body import (
     PullRequestFacts,
@@ -209,7 +209,7 @@ def sync(args: argparse.Namespace) -> int:
     """Run sync with the parsed options; the token comes from GITHUB_TOKEN, or with `--app-id`
     the GitHub App's private key from SYNC_APP_PRIVATE_KEY.
 
-    Sync runs in two phases (`generator.sync.stage`, issue 29): the ExecuTorch ref is
+    Sync runs in two phases (`generator.commands.stage`, issue 29): the ExecuTorch ref is
     untrusted, and building and checking it runs its code. Without `--prepare`/`--publish`
     both run here: this process makes itself non-dumpable, then runs the build and the check
     in a child (`sync --prepare` into a temporary staging folder) whose environment lacks
@@ -258,7 +258,7 @@ def sync(args: argparse.Namespace) -> int:
 @dataclass
 class _ChildPhase:
     """The build and check back ends of the CLI's sync: `build` runs `sync --prepare` in a
-    child process without the secrets (`generator.sync.stage`) into a staging folder beside
+    child process without the secrets (`generator.commands.stage`) into a staging folder beside
     the build folder `run_sync` names, and returns the staged build once its digest checks
     out; `check` returns the report the child staged.
 
@@ -341,7 +341,7 @@ def prepare(
     check: CheckFn | None = None,
 ) -> int:
     """`sync --prepare DIR`: the unprivileged phase. Build the library into `DIR/library`,
-    check it, and write the report and the manifest (`generator.sync.stage.write_stage`);
+    check it, and write the report and the manifest (`generator.commands.stage.write_stage`);
     prints the tree's digest (`sha256:<hex>`) as the last line of stdout, and, when
     `$GITHUB_OUTPUT` is set, appends `digest=<it>` there. A failing check is staged too: the
     publish phase refuses it.
@@ -396,7 +396,7 @@ def _publish(
     connect: ConnectFn | None = None,
 ) -> SyncResult:
     """The publish phase: `run_sync` with the staged build and check report as its back ends
-    (the digest checked first: `generator.sync.stage.read_stage`).
+    (the digest checked first: `generator.commands.stage.read_stage`).
 
     Raises:
         FatalError: the staged folder is not one `--prepare` wrote, its digest is wrong, it

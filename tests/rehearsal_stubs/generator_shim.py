@@ -90,7 +90,7 @@ def _fake_sync() -> None:
     # `sync --publish` passes its connect to run_sync itself (overriding the one above).
     sync_command._default_connect = connect  # type: ignore[assignment]
     try:
-        from generator.sync import stage
+        from generator.commands import stage
     except ImportError:
         stage = None  # type: ignore[assignment]
     if stage is not None and hasattr(stage, "CHILD_COMMAND"):
