@@ -172,3 +172,14 @@ def test_make_nondumpable_in_a_child_process() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
     assert out.split() == ["True", "0"]
+
+
+def test_the_digest_ignores_empty_folders_an_artifact_upload_drops(tmp_path: Path) -> None:
+    tree = tmp_path / "library"
+    (tree / "src").mkdir(parents=True)
+    (tree / "src" / "a.h").write_text("int a;\n", encoding="utf-8")
+    before = stage.tree_digest(tree)
+    (tree / "examples" / "Empty").mkdir(parents=True)
+    assert stage.tree_digest(tree) == before
+    (tree / "src" / "a.h").write_text("int b;\n", encoding="utf-8")
+    assert stage.tree_digest(tree) != before

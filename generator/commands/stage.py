@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import hashlib
 import json
 import os
 import signal
@@ -40,6 +39,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from generator.cache import tree_hash
 from generator.commands.build import BuildResult
 from generator.errors import FatalError
 
@@ -163,8 +163,9 @@ def _drop_ptrace() -> None:
 
 
 def tree_digest(root: Path) -> str:
-    """`sha256:<hex>` over every folder and regular file under `root` (paths relative, sorted,
-    with each file's bytes).
+    """`sha256:` and `generator.cache.tree_hash` of `root` (every regular file's relative path
+    and bytes; folders do not count, so an empty one that an artifact upload drops changes
+    nothing).
 
     Raises:
         FatalError: `root` is not a folder, or holds a symbolic link or a special file (a link
@@ -173,26 +174,16 @@ def tree_digest(root: Path) -> str:
     """
     if root.is_symlink() or not root.is_dir():
         raise FatalError(f"the staged library {root} is not a folder")
-    h = hashlib.sha256()
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        base = Path(dirpath)
-        for name in sorted([*dirnames, *filenames]):
-            path = base / name
-            rel = path.relative_to(root).as_posix()
-            mode = path.lstat().st_mode
-            if stat.S_ISDIR(mode):
-                h.update(b"D\0" + rel.encode("utf-8", "surrogateescape") + b"\0")
-            elif stat.S_ISREG(mode):
-                data = path.read_bytes()
-                h.update(b"F\0" + rel.encode("utf-8", "surrogateescape") + b"\0")
-                h.update(f"{len(data)}\0".encode() + data)
-            else:
+        for name in [*dirnames, *filenames]:
+            mode = (Path(dirpath) / name).lstat().st_mode
+            if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                rel = (Path(dirpath) / name).relative_to(root).as_posix()
                 raise FatalError(
                     f"the staged library holds {rel}, which is no regular file or folder "
                     "(a symbolic link or a special file): refusing to publish it"
                 )
-    return f"sha256:{h.hexdigest()}"
+    return f"sha256:{tree_hash(root)}"
 
 
 @dataclass(frozen=True)
