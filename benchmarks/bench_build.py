@@ -17,7 +17,7 @@ Targets (issue 16): warm under 1.0 s, cold default under 30 s, cold `--all-ops` 
 an otherwise idle machine with local mirrors; `--max-warm`/`--max-cold` make the script exit 1
 when a median (warm) or the cold run is slower.
 
-Every run's tree must be byte-identical to the cold one (`generator.cache.tree_hash`;
+Every run's tree must be byte-identical to the cold one (`generator.util.cache.tree_hash`;
 extras/PROVENANCE.txt and extras/library.json aside for the SHA run, as they record the ref
 as given): the script exits 1 otherwise, or when the warm median exceeds `--max-warm`. Prints
 the wall times (in-process: `build_library`, not interpreter start-up), files and bytes
@@ -37,14 +37,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from generator.cache import NO_STEP_CACHE_ENV, tree_hash
-from generator.commands.build import (
+from generator.library.layout import LIBRARY_FACTS_FILE, PROVENANCE_FILE
+from generator.pipeline.run import (
     BuildOptions,
     BuildResult,
     build_library,
 )
-from generator.layout import LIBRARY_FACTS_FILE, PROVENANCE_FILE
-from generator.urls import DEFAULT_EXECUTORCH_REPO
+from generator.util.cache import NO_STEP_CACHE_ENV, tree_hash
+from generator.util.urls import DEFAULT_EXECUTORCH_REPO
 
 #: The files that record the ref as given (a branch, or the SHA it names).
 REF_RECORDS = (PROVENANCE_FILE, LIBRARY_FACTS_FILE)

@@ -23,7 +23,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "extras" / "tools")]
 
 import et_model_h  # noqa: E402
 
-from generator.boards import UNO_Q  # noqa: E402
+from generator.boards.budgets import UNO_Q  # noqa: E402
 from generator.toolchain.gcc import arm_gcc  # noqa: E402
 
 COMPILER = arm_gcc(UNO_Q.cpu_flags)

@@ -57,8 +57,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the TI
 
 from check_fixtures import HELLO_EXPECTED, HELLO_SKETCH, write_library
 
+from generator.check.backends import GCC_ARM, HOST, GccToolchain
 from generator.check.plan import library_examples, plan_build
-from generator.check.toolchains import GCC_ARM, HOST, GccToolchain
 from generator.toolchain.objcache import (
     CompileJob,
     CompileOutcome,

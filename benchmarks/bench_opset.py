@@ -4,7 +4,7 @@
         [--ref main] [--work DIR] [--previous LIB] [--default LIB] [--example NAME]
 
 Builds (or takes, with --previous/--default) two libraries of the same ref: one with the
-previous default root ops (`build --ops` with `generator.build.opset.PREVIOUS_ROOT_OPS`) and one
+previous default root ops (`build --ops` with `generator.pipeline.opset.PREVIOUS_ROOT_OPS`) and one
 with today's default (`DEFAULT_ROOT_OPS`). For each it reports:
 
 - the library on disk: files, bytes, and the sources Arduino compiles (`.c`, `.cpp`, `.S` under
@@ -21,7 +21,7 @@ The target (issue 18): the cold first compile no more than twice the previous on
 example's flash larger than with the previous op set. Kernel selection links only the kernels a
 sketch's model.h selects; what still grows with the op set is the registry hook's table of
 select functions (4 B of flash per operator of the library) and the registry's capacity (12 B
-of RAM per kernel; generator/build/selection.py says why). Measured 2026-12-02 (same tree,
+of RAM per kernel; generator/pipeline/selection.py says why). Measured 2026-12-02 (same tree,
 `check --no-run`, UNO Q static link): AddModel 122,440 -> 122,592 B of flash, KeywordSpotting
 153,360 -> 153,512, HelloExecuTorch 20,276 both; before the operator names got sections of
 their own and the hook its table, the default op set's AddModel was 124,820 B (previous op set
@@ -44,7 +44,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script from anywhere
 
-from generator.build.opset import DEFAULT_ROOT_OPS, PREVIOUS_ROOT_OPS  # noqa: E402
+from generator.pipeline.opset import DEFAULT_ROOT_OPS, PREVIOUS_ROOT_OPS  # noqa: E402
 
 SOURCE_SUFFIXES = (".c", ".cpp", ".S")
 

@@ -8,7 +8,7 @@ CMSIS-NN picks its kernels from the CPU flags: the vendored `src/arm_nn_math_typ
 `ARM_MATH_DSP` when `__ARM_FEATURE_DSP == 1` and `ARM_MATH_MVEI` when `__ARM_FEATURE_MVE & 1`.
 Debian's arm-none-eabi-gcc 12 (`-dM -E`) sets `__ARM_FEATURE_DSP 1` for cortex-m4, -m7, -m33
 and -m55+nomve, `__ARM_FEATURE_MVE 3` for cortex-m55, and neither for cortex-m33+nodsp or
-cortex-m0plus. Each tier below is a `generator.boards` row's CPU flags on its emulator, run
+cortex-m0plus. Each tier below is a `generator.boards.budgets` row's CPU flags on its emulator, run
 by the check (`run_check`, gcc-arm, QEMU -icount shift=0: generator/check/timing.py), with
 the UNO Q's flash and RAM (the M55 machines' 512 KiB of flash) so that KeywordSpotting's
 arena fits every tier, not the board's budget (which `check --board` judges).
@@ -38,8 +38,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.boards import UNO_Q, Board, check_boards, helium_stand_in  # noqa: E402
-from generator.commands.check import run_check  # noqa: E402
+from generator.boards.budgets import UNO_Q, Board, check_boards, helium_stand_in  # noqa: E402
+from generator.check.runner import run_check  # noqa: E402
 
 EXAMPLE = "KeywordSpotting"
 _M55_FLASH = 512 * 1024  # mps3_an547.ld's FLASH (QEMU mps3-an547's ITCM-less flash window)
@@ -73,7 +73,7 @@ def _class(lines: list[str]) -> str | None:
 def _first_error(lines: list[str]) -> str:
     """The first line saying why a run failed (the runtime's error log, the sketch's ERROR,
     a fault), or "" (e.g. the MVE tier: the scratch-size check of the patch
-    cortex-m-scratch-checks, `generator/build/patches.py`)."""
+    cortex-m-scratch-checks, `generator/pipeline/patches.py`)."""
     hits = [line for line in lines if re.match(r"ET\| E |ERROR:|.*fault", line)]
     return hits[0].replace("|", "\\|") if hits else ""
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import et_model_h  # extras/tools (mypy_path)
     import et_pte
 else:
-    from generator.build.models import et_model_h, et_pte
+    from generator.pipeline.models import et_model_h, et_pte
 
 SEEDS = ROOT / "tests" / "fixtures" / "pte"
 #: Seeds from .pte files up to this size (a model.h is about 7 times its .pte).

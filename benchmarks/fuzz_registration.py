@@ -9,9 +9,9 @@ What reads C++ (and the schema) that upstream and its codegen hand us, each give
   `kernels/prim_ops/register_prim_ops.cpp` (with the fixture's `et_view.cpp` beside it);
   `et_registration.registered_backends` over that `src/` (the sources calling `register_backend`);
   their own clear error is `et_registration.RegistrationError`.
-- `generator.build.selection.split_registration` (the kernel-selection step's split of the
+- `generator.pipeline.selection.split_registration` (the kernel-selection step's split of the
   codegen's `RegisterCodegenUnboxedKernelsEverything.cpp`): `FatalError`.
-- `generator.build.reader.file_identifier` and `relative_runtime_imports` (the program reader
+- `generator.pipeline.reader.file_identifier` and `relative_runtime_imports` (the program reader
   step, on the ref's `program.fbs` and flatc's Python): `FatalError`.
 
 Anything else escaping is a finding (see benchmarks/fuzz_common.py). Seeds: the fixture
@@ -37,7 +37,7 @@ from fuzz_common import Target, main
 if TYPE_CHECKING:
     import et_registration  # extras/tools (mypy_path)
 else:
-    from generator.build.models import et_registration
+    from generator.pipeline.models import et_registration
 
 #: The machine's mirror of ExecuTorch (a bare git folder) and the commit the fixtures are of.
 MIRROR = Path("/work/.mirror/pytorch+executorch/repo")
@@ -59,9 +59,9 @@ def setup(args: argparse.Namespace) -> Callable[[bytes], None]:
     function that writes one input into it and runs every reader."""
     from et_fixture import ET_VIEW_CPP
 
-    from generator.build.reader import file_identifier, relative_runtime_imports
-    from generator.build.selection import split_registration
-    from generator.errors import FatalError
+    from generator.pipeline.reader import file_identifier, relative_runtime_imports
+    from generator.pipeline.selection import split_registration
+    from generator.util.errors import FatalError
 
     shm = Path("/dev/shm")
     library = Path(tempfile.mkdtemp(prefix="fuzz-registration-", dir=shm if shm.is_dir() else None))
@@ -138,7 +138,7 @@ TARGET = Target(
     allowed,
     seeds,
     max_len=32 * 1024,
-    instrument=("et_registration", "generator.build.selection", "generator.build.reader"),
+    instrument=("et_registration", "generator.pipeline.selection", "generator.pipeline.reader"),
     options=options,
 )
 

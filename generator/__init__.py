@@ -25,11 +25,25 @@ def package_path(*parts: str) -> Path:
     return where
 
 
+#: Every data folder, each at the repository's root (one root for data), and what it holds.
+DATA_FOLDERS = {
+    "library_template": "the library's own files, copied or rendered into every library",
+    "vendored": "each third-party component as data: source, pin, files, license",
+    "extras": "the tools shipped in every library (extras/tools/)",
+    "workflows": "the library repo's GitHub workflows, rendered by `workflows`",
+    "templates": "Jinja templates of generated sources (src/) and of GitHub texts (github/)",
+    "emulated_core": "our Arduino core for the emulated boards and the host, used by `check`",
+    "core_exports": "the UNO Q firmware's export table, one file per arduino:zephyr release",
+}
+
+
 def data_dir(name: str) -> Path:
-    """The data folder `name` (`library_template`, `vendored`, `extras`, `workflows`).
+    """The data folder `name`, one of `DATA_FOLDERS`.
 
     The repository keeps these at its root; an installed generator carries them as package data
     in `generator/_data/<name>` (pyproject.toml maps them there, so there is one copy of each).
     """
+    if name not in DATA_FOLDERS:
+        raise KeyError(f"{name!r} is not a data folder (DATA_FOLDERS)")
     packaged = package_path("_data", name)
     return packaged if packaged.is_dir() else PROJECT_ROOT / name

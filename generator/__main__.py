@@ -17,6 +17,6 @@ if not sys.flags.utf8_mode and (
     os.environ["PYTHONUTF8"] = "1"
     os.execv(sys.executable, [sys.executable, "-X", "utf8", *sys.orig_argv[1:]])
 
-from generator.main import main  # noqa: E402  (after the re-exec above)
+from generator.cli.main import main  # noqa: E402  (after the re-exec above)
 
 sys.exit(main())

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.check.toolchains import GCC_ARM, HOST
+from generator.check.backends import GCC_ARM, HOST
 
 TOOLS = ("arm-none-eabi-gcc", "arm-none-eabi-g++", "qemu-system-arm", "gcc", "g++")
 #: Skips a test when one of TOOLS is missing (the check test files' `pytestmark`).

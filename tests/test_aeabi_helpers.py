@@ -3,7 +3,7 @@ the float-to-64-bit-integer conversions that ExecuTorch's kernels call and the U
 firmware does not export, so the Dynamic link's loader would refuse the sketch.
 
 - compiled for the board, the object defines the helpers (weak) and references nothing that
-  the firmware of any core in `generator/check/cores.py` does not export;
+  the firmware of any core in `generator/boards/cores.py` does not export;
 - on the emulated Cortex-M33 (QEMU mps2-an505), each helper gives what libgcc's does;
 - on the host, the same bit-level code (included with `EXECUTORCH_AEABI_HOST_TEST`) gives C's
   cast for every value in range, and `libgcc_*` below (libgcc2.c's algorithm on ARM) for
@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 
 from generator import data_dir
-from generator.check.cores import CORES
-from generator.check.run import run_emulated
-from generator.check.toolchains import GCC_ARM
+from generator.boards.cores import CORES
+from generator.check.backends import GCC_ARM
+from generator.check.run_sketch import run_emulated
 from generator.toolchain.gcc import CORE_DIR
 
 SOURCE = data_dir("library_template") / "src" / "executorch_aeabi.c"

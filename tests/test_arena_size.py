@@ -23,8 +23,8 @@ import pytest
 from et_fixture import DYNAMIC_ADD, FIXTURE_PTE, XNNPACK_ADD
 from reader_fixture import flatc_binary, flatc_json, write_wheel_reader
 
-from generator.build.models import write_model_header
-from generator.errors import FatalError
+from generator.pipeline.models import write_model_header
+from generator.util.errors import FatalError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ADD_MODEL = FIXTURE_PTE / "AddModel.pte"
@@ -363,7 +363,7 @@ def test_boxed_lists_share_one_size() -> None:
 def test_the_sizes_are_the_boards(real_main: Any, tmp_path: Path) -> None:
     """Every (sizeof, alignof) of et_arena.TYPES, by arm-none-eabi-g++ at the UNO Q's flags
     against the real library's headers."""
-    from generator.boards import UNO_Q
+    from generator.boards.budgets import UNO_Q
     from generator.toolchain.gcc import CORE_INCLUDES, arm_gcc
 
     compiler = arm_gcc(UNO_Q.cpu_flags)

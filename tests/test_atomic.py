@@ -1,4 +1,4 @@
-"""generator.atomic.write_atomic: whole files, normal permissions, no temporary left behind."""
+"""generator.util.atomic.write_atomic: whole files, normal permissions, no temporary left behind."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.atomic import write_atomic
+from generator.util.atomic import write_atomic
 
 
 def test_writes_text_and_bytes_with_the_permissions_open_would_give(tmp_path: Path) -> None:

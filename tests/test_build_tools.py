@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 from et_fixture import REF_TOOLS, Upstream
 
-from generator.build.components import CopyRule, load_component
-from generator.build.vendor import apply_rule
-from generator.commands.build import BuildOptions, BuildResult, build_library
-from generator.errors import FatalError
+from generator.pipeline.components import CopyRule, load_component
+from generator.pipeline.run import BuildOptions, BuildResult, build_library
+from generator.pipeline.vendor import apply_rule
+from generator.util.errors import FatalError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 OUR_TOOLS = sorted(p.name for p in (REPO_ROOT / "extras" / "tools").glob("*.py"))
-#: The program reader generated from the ref's schema (generator/build/reader.py).
+#: The program reader generated from the ref's schema (generator/pipeline/reader.py).
 READER = "pte_schema"
 REF_SCRIPTS = ("generate_test_input.py",)
 

@@ -24,10 +24,10 @@ import yaml
 from check_fixtures import TOOLS, write_library
 
 from generator import data_dir
-from generator.build.board_check import BOARD_CHECK, board_check_header
+from generator.check.runner import run_check
 from generator.check.stages import Status
-from generator.commands.build import BuildResult
-from generator.commands.check import run_check
+from generator.pipeline.board_check import BOARD_CHECK, board_check_header
+from generator.pipeline.run import BuildResult
 from generator.toolchain.gcc import API_DIR, API_SOURCES, CORE_INCLUDES, CORE_SOURCES
 
 needs_tools = pytest.mark.skipif(

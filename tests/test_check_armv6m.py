@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-import generator.commands.check as check_command
-from generator.boards import check_boards, cpu_name, no_emulator_reason
+import generator.check.runner as check_command
+from generator.boards.budgets import check_boards, cpu_name, no_emulator_reason
+from generator.check.backends import select_toolchain
 from generator.check.compile import CompileResult
 from generator.check.expected import Expected
 from generator.check.stages import StageResult, Status
-from generator.check.toolchains import select_toolchain
 from generator.toolchain.gcc import CORE_DIR
 
 BOARD_DIR = CORE_DIR / "board"
@@ -134,9 +134,9 @@ def test_the_run_stages_are_skipped_with_the_reason_and_never_pass(
 def test_the_dynamic_trampolines_are_the_boards_own_code(tmp_path: Path) -> None:
     """The Dynamic link's long-call trampolines are assembled for the board's CPU: Thumb-1
     (no movw/movt, which ARMv6-M lacks) and soft float on the M0+, as before on the UNO Q."""
-    from generator.boards import UNO_Q
+    from generator.boards.budgets import UNO_Q
+    from generator.check.backends import GCC_ARM
     from generator.check.dynamic import _wrappers_archive
-    from generator.check.toolchains import GCC_ARM
 
     m0 = check_boards()["nano_connect"]
     names = ("malloc", "memcpy")

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-import generator.commands.check as check_command
-from generator.boards import UNO_Q, check_boards
+import generator.check.runner as check_command
+from generator.boards.budgets import UNO_Q, check_boards
+from generator.check.backends import GCC_ARM, ArduinoCli, GccToolchain, select_toolchain
 from generator.check.compile import CompileResult
 from generator.check.stages import StageResult, Status
-from generator.check.toolchains import GCC_ARM, ArduinoCli, GccToolchain, select_toolchain
 
 
 class _Build:

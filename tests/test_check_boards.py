@@ -8,16 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from generator.boards import UNO_Q, ZEPHYR_BOARDS, check_boards
-from generator.check import dynamic, toolchains
-from generator.check.cores import CORES
+from generator.boards.budgets import UNO_Q, ZEPHYR_BOARDS, check_boards
+from generator.boards.cores import CORES
+from generator.check import backends as toolchains
+from generator.check import dynamic
+from generator.check.backends import GCC_ARM, select_toolchain
 from generator.check.link import LinkLine
 from generator.check.report import CheckReport, ExampleReport
+from generator.check.runner import board_data, board_keys
 from generator.check.stages import StageResult, Status
-from generator.check.toolchains import GCC_ARM, select_toolchain
-from generator.commands.check import board_data, board_keys
-from generator.errors import FatalError
 from generator.toolchain.gcc import CORE_DIR
+from generator.util.errors import FatalError
 
 
 def test_check_boards_are_every_table_row_and_the_uno_q_is_the_table_object() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from check_fixtures import CORE_OBJECTS, HELLO_EXPECTED, HELLO_SKETCH, needs_tools, write_library
 
-from generator.main import main
+from generator.cli.main import main
 
 pytestmark = needs_tools
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.check.cores import pinned_core
+from generator.boards.cores import pinned_core
+from generator.check.backends import GCC_ARM
 from generator.check.dynamic import LLEXT_SCRIPT, MERGED_RODATA
 from generator.check.dynamic_run import (
     BOOT_FORMAT,
@@ -30,7 +31,6 @@ from generator.check.dynamic_run import (
 from generator.check.expected import Expected
 from generator.check.llext import Loaded, LoadError
 from generator.check.stages import Status
-from generator.check.toolchains import GCC_ARM
 
 needs_qemu = pytest.mark.skipif(
     any(shutil.which(t) is None for t in ("arm-none-eabi-gcc", "qemu-system-arm")),

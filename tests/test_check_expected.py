@@ -9,7 +9,7 @@ import pytest
 from check_fixtures import needs_tools
 
 from generator.check.expected import Expected, ValueCheck, read_expected
-from generator.errors import FatalError
+from generator.util.errors import FatalError
 
 pytestmark = needs_tools
 

@@ -1,5 +1,5 @@
 """The size links take the C library functions the UNO Q's firmware exports from the
-firmware (`generator/check/firmware_symbols.py`); the run links keep newlib's.
+firmware (`generator/boards/firmware_symbols.py`); the run links keep newlib's.
 
 A tiny C program calling snprintf is linked here as the check links a sketch: statically
 with newlib (the run link), the same with the firmware's functions provided (the static
@@ -15,18 +15,18 @@ from pathlib import Path
 import pytest
 from check_fixtures import needs_tools
 
-from generator.boards import UNO_Q
-from generator.check.dynamic import dynamic_argv
-from generator.check.firmware_symbols import (
+from generator.boards.budgets import UNO_Q
+from generator.boards.firmware_symbols import (
     FIRMWARE_FUNCTIONS,
     PROVIDED_BASE,
     defined_symbols,
     defsym_flags,
     provided_functions,
 )
+from generator.check.backends import GCC_ARM
+from generator.check.dynamic import dynamic_argv
 from generator.check.link import LinkLine
 from generator.check.sizes import measure_elf, size_elf
-from generator.check.toolchains import GCC_ARM
 
 pytestmark = needs_tools
 

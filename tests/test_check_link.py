@@ -19,8 +19,9 @@ from pathlib import Path, PurePosixPath
 import pytest
 from check_fixtures import needs_tools, write_library
 
-from generator.boards import UNO_Q
-from generator.check.cores import CORES
+from generator.boards.budgets import UNO_Q
+from generator.boards.cores import CORES
+from generator.check.backends import GCC_ARM
 from generator.check.dynamic import dynamic_stage
 from generator.check.link import (
     MAX_OBJECT_LIST_CHARS,
@@ -33,7 +34,6 @@ from generator.check.link import (
 )
 from generator.check.plan import plan_build
 from generator.check.stages import Status
-from generator.check.toolchains import GCC_ARM
 from generator.toolchain.objcache import ObjectCache
 
 pytestmark = needs_tools

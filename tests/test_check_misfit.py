@@ -13,18 +13,18 @@ from typing import Any
 
 import pytest
 
-import generator.commands.check as check_command
-from generator.boards import UNO_Q, Board, check_boards
-from generator.check.boardsdoc import boards_markdown
+import generator.check.runner as check_command
+from generator.boards.board_docs import boards_markdown
+from generator.boards.budgets import UNO_Q, Board, check_boards
+from generator.check.backends import GCC_ARM
 from generator.check.compile import CompileResult, overflows
 from generator.check.compile import compile_example as real_compile
 from generator.check.dynamic import judge_dynamic
 from generator.check.expected import Expected
 from generator.check.report import CheckReport, ExampleReport
-from generator.check.run import RunOutput
+from generator.check.run_sketch import RunOutput
 from generator.check.sizes import CoreVerdict, DynamicSizes, Sizes, sizes_stage
 from generator.check.stages import StageResult, Status
-from generator.check.toolchains import GCC_ARM
 
 PINNED = "main@177dcef6"
 RA8D1 = check_boards()["ek_ra8d1"]  # 57,344 B flash, 32 KiB RAM and LLEXT heap

@@ -8,7 +8,7 @@ from check_fixtures import needs_tools
 
 from generator.check.expected import Expected
 from generator.check.report import CheckReport, ExampleReport
-from generator.check.run import RunOutput, judge_run
+from generator.check.run_sketch import RunOutput, judge_run
 
 pytestmark = needs_tools
 

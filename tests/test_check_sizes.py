@@ -13,10 +13,10 @@ from pathlib import Path
 
 from check_fixtures import needs_tools, write_library
 
+from generator.check.backends import GCC_ARM
 from generator.check.compile import compile_example, overflows, plan_build
+from generator.check.runner import run_check
 from generator.check.stages import Status
-from generator.check.toolchains import GCC_ARM
-from generator.commands.check import run_check
 from generator.toolchain.objcache import ObjectCache, parse_depfile
 
 pytestmark = needs_tools

@@ -20,7 +20,7 @@ from check_fixtures import HELLO_EXPECTED, HELLO_SKETCH, needs_tools, write_libr
 
 from generator.check.arena import HOST_LIMIT, host_arena_limit
 from generator.check.expected import DONE_LINE, Expected
-from generator.check.run import RunOutput, judge_run
+from generator.check.run_sketch import RunOutput, judge_run
 from generator.check.sketch import (
     BAD_INPUT_EXIT,
     DEFAULT_SKETCH_TIMEOUT_SECONDS,
@@ -31,9 +31,9 @@ from generator.check.sketch import (
     sketch_overlay,
 )
 from generator.check.stages import StageResult, Status
-from generator.commands.build import BuildResult
-from generator.errors import FatalError
-from generator.main import main
+from generator.cli.main import main
+from generator.pipeline.run import BuildResult
+from generator.util.errors import FatalError
 
 #: Prints its arena line on the 32-bit board, and ETModel's shortfall on the 64-bit host:
 #: what a sketch whose arena fits the board but not the host's wider runtime objects shows.
@@ -458,7 +458,7 @@ def test_a_sketch_without_expected_yaml_runs_until_the_timeout(
 def test_the_host_limit_applies_to_examples_and_a_board_shortfall_still_fails(
     tmp_path: Path, cache_dir: Path
 ) -> None:
-    from generator.commands.check import run_check
+    from generator.check.runner import run_check
 
     expected = 'must_print: ["=== DONE ==="]\nmust_not_print: ["ERROR:"]\n'
     lib = write_library(

@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from check_fixtures import HELLO_EXPECTED, HELLO_SKETCH, needs_tools, write_library
 
-from generator.boards import UNO_Q
+from generator.boards.budgets import UNO_Q
+from generator.check.backends import GCC_ARM, select_toolchain
 from generator.check.compile import plan_build
+from generator.check.runner import run_check
 from generator.check.stages import Status
-from generator.check.toolchains import GCC_ARM, select_toolchain
-from generator.commands.check import run_check
-from generator.errors import FatalError
+from generator.util.errors import FatalError
 
 pytestmark = needs_tools
 
@@ -164,8 +164,8 @@ def test_arduino_cli_compiles_with_the_fqbn_and_default_warnings(
 ) -> None:
     """The argv arduino-cli gets: the board's FQBN, the library, and `--warnings default` (the
     live executorch-arduino CI's; arduino-cli's own default shows none)."""
+    from generator.check.backends import ArduinoCli
     from generator.check.plan import BuildPlan
-    from generator.check.toolchains import ArduinoCli
 
     record = tmp_path / "argv"
     stub = tmp_path / "bin" / "arduino-cli"
@@ -198,9 +198,9 @@ def test_arduino_cli_must_define_the_board_macro_the_table_has(
 ) -> None:
     """A core whose boards.txt spells build.board otherwise would leave the compact runtime
     and the board-fit #error off without a word: the build fails naming both macros."""
-    from generator.boards import UNO_Q, check_boards
+    from generator.boards.budgets import UNO_Q, check_boards
+    from generator.check.backends import ArduinoCli, board_macro_error
     from generator.check.plan import BuildPlan
-    from generator.check.toolchains import ArduinoCli, board_macro_error
 
     frdm = check_boards()["frdm_mcxn947"]
     stub = tmp_path / "bin" / "arduino-cli"
@@ -217,7 +217,7 @@ def test_arduino_cli_must_define_the_board_macro_the_table_has(
     assert "Sketch uses 40420 bytes" in built.log
     message = (
         "arduino-cli compiled for the NXP FRDM MCXN947 with -DARDUINO_frdm_mcxn947, not "
-        "-DARDUINO_FRDM_MCXN947, the macro generator/boards.py has for it"
+        "-DARDUINO_FRDM_MCXN947, the macro generator/boards/budgets.py has for it"
     )
     assert built.log.startswith(message) == wrong
     # No compile line printed (nothing to read), or a board without a macro: nothing said.

@@ -17,9 +17,9 @@ import pytest
 from check_fixtures import needs_tools, write_library
 
 from generator.check.report import CheckReport, ExampleReport
-from generator.check.run import QEMU_ICOUNT, RunOutput
+from generator.check.run_sketch import QEMU_ICOUNT, RunOutput
+from generator.check.runner import run_check
 from generator.check.timing import parse_inferences
-from generator.commands.check import run_check
 
 #: Iterations of the timed loop in each of the sketch's inferences: 2 instructions each.
 ITERATIONS = (500_000, 1_000_000, 1_500_000)

@@ -1,4 +1,4 @@
-"""The compact runtime (generator/build/compact.py): on the arduino:zephyr boards with at most
+"""The compact runtime (generator/pipeline/compact.py): on the arduino:zephyr boards with at most
 128 KiB of flash for a sketch the runtime compiles without its log (and the code of a program
 verification the library never runs), told by the board macros its core defines on every
 compile; the check compiles the library with those macros on those boards only."""
@@ -13,15 +13,22 @@ from pathlib import Path
 import pytest
 from et_fixture import Upstream
 
-from generator.boards import UNO_Q, ZEPHYR_BOARDS, Board, check_boards, compact_boards, is_compact
-from generator.build import patches
-from generator.build.compact import COMPACT_DEFINES, compact_header, write_compact_header
+from generator.boards.budgets import (
+    UNO_Q,
+    ZEPHYR_BOARDS,
+    Board,
+    check_boards,
+    compact_boards,
+    is_compact,
+)
+from generator.check.backends import select_toolchain
 from generator.check.plan import BuildPlan
-from generator.check.toolchains import select_toolchain
-from generator.commands.build import BuildOptions, build_library
-from generator.errors import FatalError
-from generator.layout import COMPACT_HEADER
+from generator.library.layout import COMPACT_HEADER
+from generator.pipeline import patches
+from generator.pipeline.compact import COMPACT_DEFINES, compact_header, write_compact_header
+from generator.pipeline.run import BuildOptions, build_library
 from generator.toolchain.objcache import CompileJob, CompileOutcome, ObjectCache
+from generator.util.errors import FatalError
 
 COMPACT = ["ek_ra8d1", "frdm_mcxn947", "nicla_sense", "unor4wifi", "nano_connect"]
 _PROBE = "ET_LOG_ENABLED ET_ENABLE_PROGRAM_VERIFICATION EXECUTORCH_ARDUINO_COMPACT\n"
@@ -80,7 +87,7 @@ def test_the_patch_includes_the_header_from_compiler_h(tmp_path: Path) -> None:
     assert patches._compact_runtime(tmp_path) == [patches.COMPILER_HEADER]
     assert compiler.read_text() == (
         "// Copyright\n#pragma once\n#include <executorch_compact.h>  // the compact runtime "
-        "(generator/build/compact.py)\n#define ET_INLINE inline\n"
+        "(generator/pipeline/compact.py)\n#define ET_INLINE inline\n"
     )
     assert COMPACT_HEADER == "src/executorch_compact.h"
 

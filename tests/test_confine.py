@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 from et_fixture import Upstream, git
 
-from generator.build.components import CopyRule
-from generator.build.confine import confined_file
-from generator.build.flatc import confined_includes, run_flatc
-from generator.build.opset import read_op_yaml
-from generator.build.vendor import apply_rule, follow_includes
-from generator.cache import StepCache
-from generator.commands.build import BuildOptions, BuildResult, build_library
-from generator.errors import FatalError
+from generator.pipeline.components import CopyRule
+from generator.pipeline.flatc import confined_includes, run_flatc
+from generator.pipeline.opset import read_op_yaml
+from generator.pipeline.run import BuildOptions, BuildResult, build_library
+from generator.pipeline.vendor import apply_rule, follow_includes
+from generator.util.cache import StepCache
+from generator.util.confine import confined_file
+from generator.util.errors import FatalError
 
 SECRET = "GITHUB_TOKEN=ghp_secret_of_the_test_runner\n"
 

@@ -1,4 +1,4 @@
-"""The loader-facts table (`generator/check/cores.py`): one row per core release read, each
+"""The loader-facts table (`generator/boards/cores.py`): one row per core release read, each
 with its export table, and the pinned row is the core the rendered workflows install."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import re
 import pytest
 
 from generator import data_dir
-from generator.boards import UNO_Q, ZEPHYR_BOARDS
-from generator.check.cores import (
+from generator.boards.budgets import UNO_Q, ZEPHYR_BOARDS
+from generator.boards.cores import (
     CORES,
     INSTALLED_CORE,
     PINNED_CORE,
@@ -95,7 +95,7 @@ def test_the_stand_in_for_0_90_0_is_the_newest_loader_read() -> None:
 def test_the_section_names_the_stand_in_when_the_installed_core_was_not_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from generator.check import linkmodes
+    from generator.boards import linkmode_docs as linkmodes
 
     monkeypatch.setattr(linkmodes, "INSTALLED_CORE", "0.90.0")
     assert linkmodes.unchecked_sentence().endswith(

@@ -21,8 +21,9 @@ import et_registration
 from et_fixture import DYNAMIC_ADD, FIXTURE_PTE, XNNPACK_ADD, Upstream
 from reader_fixture import flatc_json, write_wheel_reader
 
-from generator.build import models
-from generator.build.dtypes import (
+from generator.cli.main import build_parser
+from generator.pipeline import models
+from generator.pipeline.dtypes import (
     DtypeChoice,
     DtypeSelection,
     check_ref_supports,
@@ -33,10 +34,9 @@ from generator.build.dtypes import (
     parse_dtypes,
     portable_ops,
 )
-from generator.build.patches import DTYPE_SELECTIVE_BUILD
-from generator.commands.build import BuildOptions, build_library, options_from_args
-from generator.errors import FatalError
-from generator.main import build_parser
+from generator.pipeline.patches import DTYPE_SELECTIVE_BUILD
+from generator.pipeline.run import BuildOptions, build_library, options_from_args
+from generator.util.errors import FatalError
 
 TOOLS = Path(__file__).resolve().parents[1] / "extras" / "tools"
 ADD_MODEL = FIXTURE_PTE / "AddModel.pte"
@@ -186,7 +186,7 @@ def test_a_bad_dtype_fails_the_build_before_any_work(tmp_path: Path) -> None:
 def test_main_exits_non_zero_on_a_bad_dtype(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from generator.main import main
+    from generator.cli.main import main
 
     out = tmp_path / "out"
     cache = str(tmp_path / "cache")

@@ -13,18 +13,18 @@ import pytest
 from et_fixture import FIXTURE_PTE
 from upstream import PUBLISHED_0_2_0, real_library
 
-from generator.build.checkout import checkout
-from generator.build.codegen import count_kernels
-from generator.build.opset import DEFAULT_ROOT_OPS
-from generator.cache import objects_dir
+from generator.check.backends import GCC_ARM
 from generator.check.compile import plan_build
-from generator.check.toolchains import GCC_ARM
-from generator.commands.build import BuildResult
-from generator.errors import FatalError
-from generator.layout import CODEGEN_DIR, PLATFORM_DIR
+from generator.library.layout import CODEGEN_DIR, PLATFORM_DIR
+from generator.pipeline.codegen import count_kernels
+from generator.pipeline.opset import DEFAULT_ROOT_OPS
+from generator.pipeline.run import BuildResult
 from generator.toolchain.gcc import CORE_INCLUDES
 from generator.toolchain.objcache import CompileJob, ObjectCache
-from generator.urls import DEFAULT_EXECUTORCH_REPO
+from generator.util.cache import objects_dir
+from generator.util.errors import FatalError
+from generator.util.urls import DEFAULT_EXECUTORCH_REPO
+from generator.vcs.checkout import checkout
 
 pytestmark = pytest.mark.e2e
 
@@ -82,7 +82,9 @@ def _compile_everything(lib: Path) -> list[str]:
         argv = GCC_ARM.compile_argv(rel, ("src", *(str(p) for p in CORE_INCLUDES)))
         assert all(flag in argv for flag in ISSUE_FLAGS)
         jobs.append(CompileJob(argv, rel, lib))
-    assert len(jobs) > 90  # what the shipped code links (generator/build/prune.py prunes the rest)
+    assert (
+        len(jobs) > 90
+    )  # what the shipped code links (generator/pipeline/prune.py prunes the rest)
     return [f"{o.job.source}:\n{o.log}" for o in cache.compile_all(jobs) if o.object is None]
 
 

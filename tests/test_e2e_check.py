@@ -17,12 +17,12 @@ import pytest
 from et_fixture import DYNAMIC_ADD, XNNPACK_ADD
 from upstream import real_library
 
-from generator import layout
-from generator.boards import check_boards, helium_stand_in
-from generator.build.models import check_library_models, registered_prim_ops, write_model_header
-from generator.check.cores import PINNED_CORE
-from generator.commands.build import BuildResult
-from generator.commands.check import run_check
+from generator.boards.budgets import check_boards, helium_stand_in
+from generator.boards.cores import PINNED_CORE
+from generator.check.runner import run_check
+from generator.library import layout
+from generator.pipeline.models import check_library_models, registered_prim_ops, write_model_header
+from generator.pipeline.run import BuildResult
 
 pytestmark = pytest.mark.e2e
 

@@ -18,9 +18,9 @@ import pytest
 from et_fixture import FIXTURE_PTE
 from upstream import real_library
 
-from generator.build.models import check_library_models
-from generator.commands.check import run_check
-from generator.errors import FatalError
+from generator.check.runner import run_check
+from generator.pipeline.models import check_library_models
+from generator.util.errors import FatalError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
 

@@ -22,12 +22,12 @@ from github_fake import FakeGitHub, GitHubSpec
 from sync_fixtures import branches, git, make_library_remote, merge_into_main
 from upstream import PUBLISHED_0_2_0
 
-from generator.commands.build import BuildOptions
-from generator.commands.release import run_release
-from generator.commands.sync import SyncOptions, SyncResult, run_sync
-from generator.errors import FatalError
-from generator.release import ReleaseOptions
+from generator.pipeline.run import BuildOptions
+from generator.release.run import run_release
+from generator.release.step import ReleaseOptions
 from generator.sync.github import GitHubRepo
+from generator.sync.run import SyncOptions, SyncResult, run_sync
+from generator.util.errors import FatalError
 
 pytestmark = pytest.mark.e2e
 

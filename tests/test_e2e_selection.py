@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from generator.build.opset import PREVIOUS_ROOT_OPS
+from generator.check.backends import select_toolchain
 from generator.check.compile import compile_example, plan_build
-from generator.check.toolchains import select_toolchain
-from generator.commands.build import BuildResult
-from generator.commands.check import run_check
+from generator.check.runner import run_check
+from generator.pipeline.opset import PREVIOUS_ROOT_OPS
+from generator.pipeline.run import BuildResult
 from generator.toolchain.objcache import ObjectCache
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))

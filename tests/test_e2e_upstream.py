@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from upstream import MAIN_AT_LEAST, ls_remote
 
-from generator.build.checkout import checkout
-from generator.build.components import load_component
+from generator.pipeline.components import load_component
 from generator.sync.upstream import Kind, Role, arduino_changes, upstream_markdown
-from generator.urls import DEFAULT_EXECUTORCH_REPO
+from generator.util.urls import DEFAULT_EXECUTORCH_REPO
+from generator.vcs.checkout import checkout
 
 pytestmark = pytest.mark.e2e
 

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.commands.build import BuildResult
+from generator.pipeline.run import BuildResult
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
 

@@ -33,8 +33,8 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.check.linkmodes import reason
-from generator.commands.build import BuildResult
+from generator.boards.linkmode_docs import reason
+from generator.pipeline.run import BuildResult
 
 pytestmark = pytest.mark.e2e
 

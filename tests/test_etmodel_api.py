@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from generator.commands.build import BuildResult
+from generator.pipeline.run import BuildResult
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE_SRC = REPO_ROOT / "library_template" / "src"
@@ -251,7 +251,7 @@ def test_lastrunmicros_reads_the_platform_layers_ticks_as_microseconds() -> None
 def test_etmodel_asks_the_fallback_flag_by_the_name_selection_defines() -> None:
     # The OperatorMissing message says that no model.h selects kernels when the library's
     # fallback ran: ETModel.h declares the function KernelSelection.cpp defines.
-    from generator.build.selection import FELL_BACK_SYMBOL
+    from generator.pipeline.selection import FELL_BACK_SYMBOL
 
     etmodel = (TEMPLATE_SRC / "ETModel.h").read_text()
     assert f'extern "C" bool {FELL_BACK_SYMBOL}(void);' in etmodel

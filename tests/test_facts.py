@@ -1,4 +1,5 @@
-"""The library's facts (`generator.facts`): written once by the build to extras/library.json,
+"""The library's facts (`generator.library.facts`): written once by the build to
+extras/library.json,
 read by release and sync from it, and from an older library's other files when it has none."""
 
 from __future__ import annotations
@@ -11,23 +12,23 @@ from et_fixture import FIXTURE_CORTEX_M_OPS, Upstream
 from git import Repo
 from sync_fixtures import git
 
-from generator.build.opset import DEFAULT_ROOT_OPS
-from generator.commands.build import BuildOptions, build_library
-from generator.facts import (
+from generator.library.facts import (
     ComponentPin,
     LibraryFacts,
     facts_in_folder,
     parse_facts,
     read_facts,
 )
-from generator.git import facts_at
-from generator.layout import (
+from generator.library.layout import (
     CODEGEN_DIR,
     LIBRARY_FACTS_FILE,
     PIN_FILE,
     PROPERTIES_FILE,
     PROVENANCE_FILE,
 )
+from generator.pipeline.opset import DEFAULT_ROOT_OPS
+from generator.pipeline.run import BuildOptions, build_library
+from generator.vcs.git import facts_at
 
 PIN = "a" * 40
 FACTS = LibraryFacts(

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from et_fixture import Upstream, git, make_upstream
 
-from generator.build.checkout import checkout
-from generator.commands.build import BuildOptions, build_library
-from generator.errors import FatalError
-from generator.urls import DEFAULT_EXECUTORCH_REPO
+from generator.pipeline.run import BuildOptions, build_library
+from generator.util.errors import FatalError
+from generator.util.urls import DEFAULT_EXECUTORCH_REPO
+from generator.vcs.checkout import checkout
 
 ET = DEFAULT_EXECUTORCH_REPO
 PATHS = ("version.txt",)

@@ -13,8 +13,8 @@ import pytest
 from github_fake import FakeGitHub
 from sync_fixtures import NAME, OWNER, SHA_OLD, TOKEN, Runner, branch_of, branches, git
 
-from generator import git as g
-from generator.errors import FatalError
+from generator.util.errors import FatalError
+from generator.vcs import git as g
 
 BOT_EMAIL = "acme-bot@users.noreply.github.com"
 

@@ -49,7 +49,7 @@ def pause_at(target, nth, real):
     return paused
 
 if point == "staging":
-    import generator.staging as staging
+    import generator.pipeline.output as staging
     class PausingOs:
         def __getattr__(self, name):
             return getattr(os, name)
@@ -60,7 +60,7 @@ elif point:
     mod = importlib.import_module(module)
     setattr(mod, name, pause_at(name, int(nth), getattr(mod, name)))
 
-from generator.main import main
+from generator.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -83,8 +83,8 @@ exec "$@"
 POINTS = {
     "fetch": "",
     "checkout": "",
-    "codegen": "generator.build.codegen:_run:2",
-    "vendoring": "generator.build.vendor:_copy_et:5",
+    "codegen": "generator.pipeline.codegen:_run:2",
+    "vendoring": "generator.pipeline.vendor:_copy_et:5",
     "staging": "staging",
 }
 SIGNALS = {"SIGKILL": signal.SIGKILL, "SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM}

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from et_fixture import Upstream
 
-from generator.errors import describe_os_error, describe_unicode_error, error_handler
-from generator.main import main
+from generator.cli.main import main
+from generator.util.errors import describe_os_error, describe_unicode_error, error_handler
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -194,7 +194,7 @@ def test_under_an_ascii_locale_a_build_with_non_ascii_paths_works(
 def test_under_an_ascii_locale_the_report_prints_its_check_marks(tmp_path: Path) -> None:
     # Before: UnicodeEncodeError printing the first check mark of a report; now the same
     # text, escaped where the terminal cannot show it.
-    script = "from generator.main import main; print('\\u2705 ok'); raise SystemExit(0)"
+    script = "from generator.cli.main import main; print('\\u2705 ok'); raise SystemExit(0)"
     proc = subprocess.run(
         [sys.executable, "-c", script],
         cwd=REPO,

@@ -24,9 +24,9 @@ import pytest
 from github_fake import FakeGitHub
 from sync_fixtures import NAME, OWNER, SHA_OLD, TOKEN, Runner, branch_of, branches, git
 
-from generator.commands.release import run_release
-from generator.release import ReleaseOptions
-from generator.tempdirs import process_start, remove_stale
+from generator.release.run import run_release
+from generator.release.step import ReleaseOptions
+from generator.util.tempdirs import process_start, remove_stale
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,13 +38,13 @@ from pathlib import Path
 sys.path[:0] = [{root!r}, {tests!r}]
 from sync_fixtures import REFS, TOKEN, FakeBuild, FakeCheck
 
-from generator import release as r
-from generator.commands.release import run_release
-from generator.errors import error_handler
-from generator.commands.build import BuildOptions
-from generator.release import ReleaseOptions
-from generator.commands.sync import SyncOptions, run_sync
-from generator import git as g
+from generator.release import step as r
+from generator.release.run import run_release
+from generator.util.errors import error_handler
+from generator.pipeline.run import BuildOptions
+from generator.release.step import ReleaseOptions
+from generator.sync.run import SyncOptions, run_sync
+from generator.vcs import git as g
 from generator.sync.github import GitHubRepo
 
 verb, point, ready, api_url, remote = sys.argv[1:6]

@@ -23,12 +23,12 @@ from github_fake.local_server import LocalServer
 from sync_fixtures import NAME, OWNER, TOKEN, Runner, branches, git
 from werkzeug.wrappers import Request, Response
 
-from generator.commands.release import run_release
-from generator.errors import FatalError
-from generator.main import main
-from generator.release import ReleaseOptions
+from generator.cli.main import main
+from generator.release.run import run_release
+from generator.release.step import ReleaseOptions
 from generator.sync.github import GitHubRepo
-from generator.urls import askpass_reply, check_token_url, token_url_problem
+from generator.util.errors import FatalError
+from generator.util.urls import askpass_reply, check_token_url, token_url_problem
 
 EVIL = "evil.example"
 REPO = f"{OWNER}/{NAME}"

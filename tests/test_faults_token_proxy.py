@@ -18,9 +18,9 @@ from github_fake.local_server import LocalServer
 from sync_fixtures import TOKEN, Runner, branches
 from werkzeug.wrappers import Request, Response
 
-from generator.errors import FatalError
 from generator.sync.github import GitHubRepo
-from generator.urls import no_proxy_with_loopback
+from generator.util.errors import FatalError
+from generator.util.urls import no_proxy_with_loopback
 
 
 class RecordingProxy(LocalServer):

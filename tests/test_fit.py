@@ -1,5 +1,5 @@
 """Examples that cannot fit a board say so and stop at compile time there (issue 19;
-generator/fit.py).
+generator/pipeline/fit.py).
 
 - the build writes each sketch's board-fit block from the model.h it ships: KeywordSpotting
   (the committed program of ExecuTorch cff6f4dd: a 30,150 B arena on a 32-bit board) gets an
@@ -25,9 +25,8 @@ import pytest
 from et_fixture import FIXTURE_PTE
 from reader_fixture import write_wheel_reader
 
-from generator import fit
-from generator.boards import UNO_Q, ZEPHYR_BOARDS
-from generator.build.examples import TEMPLATE_EXAMPLES, ExamplePlan, write_examples
+from generator.boards.budgets import UNO_Q, ZEPHYR_BOARDS
+from generator.check.backends import GCC_ARM, Build, select_toolchain
 from generator.check.compile import (
     REFUSED,
     after_refusal,
@@ -36,9 +35,10 @@ from generator.check.compile import (
     judge_refusal,
 )
 from generator.check.plan import BuildPlan, plan_build
+from generator.check.runner import _check_example
 from generator.check.stages import Status
-from generator.check.toolchains import GCC_ARM, Build, select_toolchain
-from generator.commands.check import _check_example
+from generator.pipeline import fit
+from generator.pipeline.examples import TEMPLATE_EXAMPLES, ExamplePlan, write_examples
 from generator.toolchain.gcc import ARDUINO_DEFINES
 from generator.toolchain.objcache import ObjectCache
 

@@ -27,8 +27,8 @@ import et_registration
 from et_fixture import ET_VIEW_CPP, FIXTURE_PTE
 from reader_fixture import write_wheel_reader
 
-from generator.build.selection import split_registration
-from generator.errors import FatalError
+from generator.pipeline.selection import split_registration
+from generator.util.errors import FatalError
 
 #: What each input must be answered within. Before the fixes the slow ones took 6 s to
 #: 30 s and more (measured on the inputs below); now they take milliseconds, so the bound

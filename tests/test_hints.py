@@ -8,7 +8,7 @@ import ast
 import re
 from pathlib import Path
 
-from generator.main import build_parser
+from generator.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Options of other programs that messages quote on purpose (git, arduino-lint).
@@ -22,7 +22,7 @@ FOREIGN = {
     "--get-regexp",
 }
 #: Modules whose every string is a message to the user.
-MESSAGE_MODULES = {"generator/gitfail.py", "generator/urls.py"}
+MESSAGE_MODULES = {"generator/vcs/failures.py", "generator/util/urls.py"}
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]")
 
 

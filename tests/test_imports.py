@@ -7,11 +7,9 @@ at the top, in a function (imports deferred to keep start-up light count too), u
 `generator.x.name` when that is a module, else to `generator.x`. A package importing its own
 modules (a package `__init__` re-exporting a step) is an ordinary edge; that the
 packages' initialization order works is what the second test shows, by importing each module
-alone in a fresh interpreter. The layers (`NOT_IMPORTED_BY`) are a third test: the shared
-toolchain and the build's steps import nothing of the verbs that run them, release
-(`generator.release`, `generator.commands.release`) and sync import nothing of each other,
-and the modules they share (git, inputs, tempdirs, facts, urls, version) import nothing of
-the build, the check or a verb.
+alone in a fresh interpreter. The layers (`LAYERS`) are a third test: a package imports
+nothing of a layer above its own, so the plumbing knows nothing of the steps, the steps
+nothing of the check, the check nothing of the verbs that publish, and only `cli` parses.
 """
 
 from __future__ import annotations
@@ -93,64 +91,75 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_import_graph_has_no_cycle() -> None:
     graph = import_graph()
-    assert "generator.commands.build" in graph and graph["generator.sync.body"]  # it was read
+    assert "generator.pipeline.run" in graph and graph["generator.sync.body"]  # it was read
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
-#: Package -> what it must not import: the layers above it, which run it. The shared modules
-#: of `generator/` sit below them all; a verb's orchestration (`generator.commands`) on top.
-NOT_IMPORTED_BY = {
-    "generator.toolchain": ("build", "check", "sync", "commands", "release", "main"),
-    "generator.build": ("check", "sync", "commands", "release", "main"),
-    "generator.check": ("sync", "commands", "release", "main"),
-    "generator.sync": ("commands", "release", "main"),
-    # release and sync are verbs side by side: what both use (git, inputs, tempdirs) is shared
-    "generator.release": ("sync", "check", "build", "commands", "main"),
-    "generator.commands.release": ("sync", "commands.sync", "check", "build"),
-    # the modules release and sync share sit below both, and below the build
-    **{
-        f"generator.{shared}": ("build", "check", "sync", "commands", "release", "main")
-        for shared in ("git", "inputs", "tempdirs", "facts", "urls", "version")
-    },
-}
+#: The layers, lowest first: a package imports only packages of its own layer or below (the
+#: root `generator` package, `data_dir` and `PROJECT_ROOT`, sits below them all). Each layer
+#: is what the next one runs: plumbing, tables, facts about the library, git and lint, the
+#: main job (`pipeline`), the check, the verbs that publish, sync on top of them, the CLI.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("util",),
+    ("boards", "toolchain"),
+    ("library",),
+    ("vcs", "lint"),
+    ("pipeline",),
+    ("check",),
+    ("release", "workflows"),
+    ("sync",),
+    ("cli", "__main__"),
+)
 
 
-def _within(module: str, package: str) -> bool:
-    return module == package or module.startswith(package + ".")
+def layer_of(module: str) -> int:
+    """The index in `LAYERS` of `module`'s package (`generator.<package>...`); -1 for the root.
+
+    Raises:
+        KeyError: a package no layer names (a new package must be given a layer).
+    """
+    parts = module.split(".")
+    if len(parts) == 1 or parts[1] == "_data":
+        return -1
+    for index, packages in enumerate(LAYERS):
+        if parts[1] in packages:
+            return index
+    raise KeyError(f"{module}: package {parts[1]!r} is in no layer of LAYERS")
 
 
 def arrows_up(graph: dict[str, set[str]]) -> list[str]:
-    """Every import of `graph` from a package of `NOT_IMPORTED_BY` into a layer above it,
-    as "importer -> imported"."""
-    found = []
-    for lower, uppers in NOT_IMPORTED_BY.items():
-        for module in sorted(m for m in graph if _within(m, lower)):
-            for target in sorted(graph[module]):
-                if any(_within(target, f"generator.{upper}") for upper in uppers):
-                    found.append(f"{module} -> {target}")
-    return found
+    """Every import of `graph` into a higher layer, as "importer -> imported"."""
+    return sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if layer_of(target) > layer_of(module)
+    )
 
 
 def test_no_import_runs_back_up_the_layers() -> None:
     graph = import_graph()
-    assert "generator.build.prune" in graph and "generator.toolchain.gcc" in graph  # it was read
+    assert "generator.pipeline.prune" in graph and "generator.toolchain.gcc" in graph  # it was read
     assert arrows_up(graph) == []
 
 
+def test_every_package_has_a_layer() -> None:
+    packages = {m.split(".")[1] for m in import_graph() if m.count(".") >= 1}
+    named = {p for layer in LAYERS for p in layer}
+    assert packages - named <= {"_data"}, sorted(packages - named)
+
+
 def test_the_layer_rule_finds_an_arrow_up() -> None:
-    graph = {"generator.build.render": {"generator.check.linkmodes", "generator.layout"}}
-    assert arrows_up(graph) == ["generator.build.render -> generator.check.linkmodes"]
-    assert arrows_up({"generator.commands.build": {"generator.check.linkmodes"}}) == []
-    assert arrows_up({"generator.release": {"generator.sync.git", "generator.git"}}) == [
-        "generator.release -> generator.sync.git"
+    graph = {"generator.pipeline.render": {"generator.check.plan", "generator.library.layout"}}
+    assert arrows_up(graph) == ["generator.pipeline.render -> generator.check.plan"]
+    assert arrows_up({"generator.release.run": {"generator.sync.stage"}}) == [
+        "generator.release.run -> generator.sync.stage"
     ]
-    assert arrows_up({"generator.commands.release": {"generator.sync.inputs"}}) == [
-        "generator.commands.release -> generator.sync.inputs"
-    ]
-    # what release and sync share: git.py once imported the build's checkout for one check
-    assert arrows_up({"generator.git": {"generator.build.checkout", "generator.urls"}}) == [
-        "generator.git -> generator.build.checkout"
+    # side by side in one layer is allowed; the root package is below every layer
+    assert arrows_up({"generator.vcs.git": {"generator.lint.rules", "generator"}}) == []
+    assert arrows_up({"generator.util.cache": {"generator.boards.budgets"}}) == [
+        "generator.util.cache -> generator.boards.budgets"
     ]
 
 

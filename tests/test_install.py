@@ -25,7 +25,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 _NOT_SOURCES = shutil.ignore_patterns(
     ".git", "node_modules", "*.egg-info", "__pycache__", "*.pyc", ".*_cache"
 )
-#: Of the root only: the build's output folder (generator/build/ is the build's package) and
+#: Of the root only: the build's output folder (generator/pipeline/ is the build's package) and
 #: the tests.
 _NOT_SOURCES_AT_ROOT = frozenset({"build", "tests"})
 
@@ -126,7 +126,7 @@ def test_installed_cli_builds_the_same_library(
 
 def test_installed_check_finds_its_core(tmp_path: Path, venv: Path) -> None:
     # The check's core: ArduinoCore-API (vendored/arduinocore-api/, package data of
-    # generator._data.vendored) and our board half (generator/check/arduino_core/).
+    # generator._data.vendored) and our board half (emulated_core/).
     env = {**os.environ, "PYTHONSAFEPATH": "1"}
     env.pop("PYTHONPATH", None)
     code = (

@@ -9,8 +9,8 @@ from typing import Any
 from github_fake import FakeGitHub
 from sync_fixtures import Runner, merge_into_main, report_in
 
-from generator.compare import INSTRUCTIONS, SizeRow, instruction_rows, instruction_table
-from generator.release import ReleaseFacts, render_notes
+from generator.library.compare import INSTRUCTIONS, SizeRow, instruction_rows, instruction_table
+from generator.release.step import ReleaseFacts, render_notes
 from generator.sync.body import PullRequestFacts, render_body
 
 PIN_A = "a" * 40

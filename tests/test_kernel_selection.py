@@ -1,4 +1,5 @@
-"""Kernel selection (generator/build/selection.py + et_model_h.kernel_selection_h), linked for real.
+"""Kernel selection (generator/pipeline/selection.py + et_model_h.kernel_selection_h), linked for
+real.
 
 A miniature library in the layout of ExecuTorch's generated registration (the codegen's
 template, the prim ops table, the registry's `get_registered_kernels`) goes through
@@ -17,18 +18,18 @@ from pathlib import Path
 
 import pytest
 
-from generator.build.opset import DEFAULT_ROOT_OPS, PREVIOUS_ROOT_OPS
-from generator.build.patches import OPERATOR_REGISTRY
-from generator.build.render import render
-from generator.build.selection import (
+from generator.library.layout import PRIM_OPS_SOURCE
+from generator.pipeline.opset import DEFAULT_ROOT_OPS, PREVIOUS_ROOT_OPS
+from generator.pipeline.patches import OPERATOR_REGISTRY
+from generator.pipeline.render import render
+from generator.pipeline.selection import (
     FALLBACK_ROOT_OPS,
     _facts,
     _in_fallback,
     apply_kernel_selection,
     split_registration,
 )
-from generator.errors import FatalError
-from generator.layout import PRIM_OPS_SOURCE
+from generator.util.errors import FatalError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "extras" / "tools"))
 import et_model_h

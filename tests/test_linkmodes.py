@@ -1,4 +1,4 @@
-"""What users read about the link modes (`generator/check/linkmodes.py`): the section made
+"""What users read about the link modes (`generator/boards/linkmode_docs.py`): the section made
 from a check report, written into a README between its markers and into each example's
 header comment."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from generator.check.linkmodes import (
+from generator.boards.linkmode_docs import (
     BEGIN,
     END,
     SKETCH_BEGIN,
@@ -21,7 +21,7 @@ from generator.check.linkmodes import (
     update_readme,
     update_sketches,
 )
-from generator.errors import FatalError
+from generator.util.errors import FatalError
 
 PINNED = "main@177dcef6"  # cores.PINNED_CORE, with its 256 KiB heap
 

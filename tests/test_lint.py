@@ -17,17 +17,17 @@ from typing import Any
 
 import pytest
 
-from generator.build.render import render
 from generator.check.report import CheckReport
-from generator.errors import FatalError
-from generator.lint import (
+from generator.cli.main import main
+from generator.lint.rules import (
     GITHUB_FILE_LIMIT_BYTES,
     RULES,
     LintReport,
     lint_library,
     parse_properties,
 )
-from generator.main import main
+from generator.pipeline.render import render
+from generator.util.errors import FatalError
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -245,7 +245,7 @@ CASES = [
     case("SS005", add("examples/Hello/SRC/model.cpp")),
     # A sketch's code is also the library's code.
     case("SC001", add("examples/Hello/Hello.ino", "#include <ARDUINO.h>\n"), "LC001"),
-    # The OS rules (generator/install_paths.py); tests/test_lint_os_paths.py has the rest.
+    # The OS rules (generator/library/install_paths.py); tests/test_lint_os_paths.py has the rest.
     case("OS001", add("src/executorch/aux.h")),
     case("OS002", add("src/executorch/time:zone.h")),
     case("OS003", add("extras/notes.")),
@@ -360,7 +360,7 @@ def test_names_the_schema_allows() -> None:
 
 
 def _lp_ids(fields: dict[str, str]) -> set[str]:
-    from generator import lint
+    from generator.lint import rules as lint
 
     facts = lint._Library(
         root=Path("/nonexistent"),
@@ -437,7 +437,7 @@ def test_check_refuses_a_library_that_fails_lint(
         checked.append(library)
         return CheckReport(library, "gcc-arm", "UNO Q")
 
-    monkeypatch.setattr("generator.commands.check.run_check", passing_check)
+    monkeypatch.setattr("generator.check.runner.run_check", passing_check)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     lib = valid_library(tmp_path / "ExecuTorch")
     assert main(["check", str(lib), "--no-run"]) == 0

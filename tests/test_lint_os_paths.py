@@ -1,4 +1,4 @@
-"""`lint`'s OS rules (OS001-OS006, `generator/install_paths.py`): names Windows refuses,
+"""`lint`'s OS rules (OS001-OS006, `generator/library/install_paths.py`): names Windows refuses,
 paths that differ only by case or Unicode normalization, and installed and object paths
 too long for Windows; the longest paths in lint's output; `check` and `sync` refusing a
 library that breaks one.
@@ -19,11 +19,11 @@ from github_fake import FakeGitHub
 from sync_fixtures import Runner, git, writes
 from test_lint import flat, set_fields, valid_library, write
 
-from generator import install_paths as ip
 from generator.check.report import CheckReport
-from generator.errors import FatalError
-from generator.lint import LintReport, lint_library
-from generator.main import main
+from generator.cli.main import main
+from generator.library import install_paths as ip
+from generator.lint.rules import LintReport, lint_library
+from generator.util.errors import FatalError
 
 #: The Windows paths as the issue gives them, with a user name of 20 characters.
 INSTALLED = "C:\\Users\\User_Name_Of_20_Char\\Documents\\Arduino\\libraries\\ExecuTorch\\"
@@ -325,7 +325,7 @@ def test_lint_prints_the_longest_paths_and_fails(
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("OS001 error src/executorch/nul.h: nul.h is a Windows device name")
     assert lines[-1].startswith(f"lint: {lib} failed (1 error); the Library Manager would refuse")
-    assert "(OS rules: generator/install_paths.py)" in lines[-1]
+    assert "(OS rules: generator/library/install_paths.py)" in lines[-1]
 
 
 def test_check_refuses_a_library_windows_cannot_install(
@@ -336,7 +336,7 @@ def test_check_refuses_a_library_windows_cannot_install(
     def passing_check(library: Path, **options: Any) -> CheckReport:
         return CheckReport(library, "gcc-arm", "UNO Q")
 
-    monkeypatch.setattr("generator.commands.check.run_check", passing_check)
+    monkeypatch.setattr("generator.check.runner.run_check", passing_check)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     lib = library(tmp_path, "src/executorch/Core.h", "src/executorch/core.h")
     report = tmp_path / "report.json"

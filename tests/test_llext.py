@@ -1,6 +1,6 @@
 """The model of the board's LLEXT loader (`generator/check/llext.py`) on small extensions
 linked the way the Dynamic stage links them: what it must accept, and what it must refuse
-with Zephyr's error number and log line (the loader facts of `generator/check/cores.py`)."""
+with Zephyr's error number and log line (the loader facts of `generator/boards/cores.py`)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator.boards import UNO_Q
-from generator.check.cores import CORES, core, pinned_core
+from generator.boards.budgets import UNO_Q
+from generator.boards.cores import CORES, core, pinned_core
+from generator.check.backends import GCC_ARM
 from generator.check.dynamic import MERGED_RODATA, dynamic_argv, judge, rodata_split_script
 from generator.check.link import LinkLine
 from generator.check.llext import ENODATA, ENOEXEC, ENOMEM, LoadError, load, short_branches_out
-from generator.check.toolchains import GCC_ARM
 
 pytestmark = pytest.mark.skipif(
     shutil.which(GCC_ARM.cc) is None, reason="arm-none-eabi-gcc not installed (gcc-arm-none-eabi)"

@@ -1,9 +1,10 @@
-"""generator.markdown: the pieces the check report, the sync body and the release notes share."""
+"""generator.util.markdown: the pieces the check report, the sync body and the release notes
+share."""
 
 from __future__ import annotations
 
-from generator.compare import SizeRow, size_table
-from generator.markdown import code_fence, code_list, signed, table
+from generator.library.compare import SizeRow, size_table
+from generator.util.markdown import code_fence, code_list, signed, table
 
 
 def test_signed_changes() -> None:

@@ -1,5 +1,5 @@
 """Model check: kernel registration parsing, check_model, check_library, check_models.py,
-and the generator's typed wrapper (generator/build/models.py)."""
+and the generator's typed wrapper (generator/pipeline/models.py)."""
 
 from __future__ import annotations
 
@@ -27,10 +27,10 @@ from et_fixture import (
 )
 from reader_fixture import wheel_schema, write_wheel_reader
 
-from generator import layout
-from generator.build import models
-from generator.build import reader as build_reader
-from generator.errors import FatalError
+from generator.library import layout
+from generator.pipeline import models
+from generator.pipeline import reader as build_reader
+from generator.util.errors import FatalError
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "extras" / "tools"
@@ -587,7 +587,7 @@ def test_check_models_cli_unreadable_library_exits_2(tmp_path: Path) -> None:
     assert "extras/tools/pte_schema" in run.stderr
 
 
-# --- generator/build/models.py ----------------------------------------------------------------
+# --- generator/pipeline/models.py ----------------------------------------------------------------
 
 
 def test_generator_check_library_models_report(tmp_path: Path) -> None:
@@ -680,7 +680,7 @@ def test_the_generator_imports_each_tool_once_without_a_sys_path_entry() -> None
     # models.py's order) they find each other in sys.modules, and none adds extras/tools.
     code = (
         "import sys\n"
-        "from generator.build import models\n"
+        "from generator.pipeline import models\n"
         "tools = [m for m in sorted(sys.modules) if m.startswith('et_')]\n"
         "print(tools, [p for p in sys.path if p.endswith('tools')])\n"
         "print(models.et_checks.et_pte is models.et_pte is models.et_registration.et_pte,\n"

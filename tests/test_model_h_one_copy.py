@@ -20,7 +20,7 @@ import et_model_h
 import pytest
 from et_fixture import FIXTURE_PTE
 
-from generator.boards import UNO_Q
+from generator.boards.budgets import UNO_Q
 from generator.toolchain.gcc import arm_gcc
 
 COMPILER = arm_gcc(UNO_Q.cpu_flags)

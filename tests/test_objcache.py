@@ -24,8 +24,8 @@ from check_fixtures import (
     write_library,
 )
 
+from generator.check.backends import GCC_ARM, HOST
 from generator.check.compile import compile_example, plan_build
-from generator.check.toolchains import GCC_ARM, HOST
 from generator.toolchain.objcache import ObjectCache
 
 
@@ -110,7 +110,7 @@ def test_a_new_header_that_shadows_another_recompiles(tmp_path: Path) -> None:
     second = ObjectCache(cache_root)
     built = compile_example(HOST, plan, tmp_path / "h", second)
     assert built.build.binary is not None
-    from generator.check.run import run_host
+    from generator.check.run_sketch import run_host
 
     assert "shadow 2" in run_host(built.build.binary, 30).lines
     third = ObjectCache(cache_root)

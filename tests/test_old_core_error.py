@@ -1,9 +1,9 @@
-"""The old cores' `#error` (src/executorch_board_check.h, `generator.build.board_check`): on a
+"""The old cores' `#error` (src/executorch_board_check.h, `generator.pipeline.board_check`): on a
 GCC older than 9 it names the board's arduino:zephyr board when it has one, the plain message
 otherwise; a newer GCC passes.
 
 The header is preprocessed by the host's g++ with the macros an old core's compile defines
-(`-DARDUINO_ARCH_<ARCHITECTURE> -DARDUINO_<build.board>`, see `generator.old_cores`) and
+(`-DARDUINO_ARCH_<ARCHITECTURE> -DARDUINO_<build.board>`, see `generator.boards.old_cores`) and
 `-U__GNUC__ -D__GNUC__=7` standing in for the cores' GCC 7. The expected texts are written
 out here, not derived from the table, so a wrong row fails.
 """
@@ -20,15 +20,15 @@ import pytest
 from et_fixture import Upstream
 
 from generator import data_dir
-from generator.build import board_check
-from generator.build.board_check import (
+from generator.boards.old_cores import OLD_CORES, OldBoard, OldCore
+from generator.pipeline import board_check
+from generator.pipeline.board_check import (
     BOARD_CHECK,
     GENERIC_MESSAGE,
     board_check_header,
     board_guards,
 )
-from generator.commands.build import BuildOptions, build_library
-from generator.old_cores import OLD_CORES, OldBoard, OldCore
+from generator.pipeline.run import BuildOptions, build_library
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs the host's g++")
 
@@ -194,7 +194,9 @@ def test_an_unknown_zephyr_key_is_refused(monkeypatch: pytest.MonkeyPatch) -> No
                   (OldBoard("nano33ble", "Arduino Nano 33 BLE", "ARDUINO_NANO33BLE", "nano33"),),
                   "test")  # fmt: skip
     monkeypatch.setattr(board_check, "OLD_CORES", (bad,))
-    with pytest.raises(ValueError, match="'nano33', which generator/boards.py ZEPHYR_BOARDS"):
+    with pytest.raises(
+        ValueError, match="'nano33', which generator/boards/budgets.py ZEPHYR_BOARDS"
+    ):
         board_guards()
 
 

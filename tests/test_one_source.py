@@ -15,13 +15,16 @@ from pathlib import Path, PurePosixPath
 import pytest
 import yaml
 
-from generator import boards, data_dir, layout, urls
-from generator.build import opset
-from generator.build import reader as build_reader
-from generator.build.components import load_component
-from generator.build.examples import TEMPLATE_EXAMPLES
-from generator.commands.sync import sync_branch
-from generator.git import SYNC_PREFIX
+from generator import data_dir
+from generator.boards import budgets as boards
+from generator.library import layout
+from generator.pipeline import opset
+from generator.pipeline import reader as build_reader
+from generator.pipeline.components import load_component
+from generator.pipeline.examples import TEMPLATE_EXAMPLES
+from generator.sync.run import sync_branch
+from generator.util import urls
+from generator.vcs.git import SYNC_PREFIX
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "extras" / "tools"
@@ -80,7 +83,7 @@ def test_the_registration_glob_takes_what_the_codegen_writes() -> None:
     for name in (
         "RegisterCodegenUnboxedKernelsEverything.cpp",
         "RegisterCodegenUnboxedKernels_0.cpp",
-        "RegisterKernelsByOperator.cpp",  # generator/build/selection.py splits it per operator
+        "RegisterKernelsByOperator.cpp",  # generator/pipeline/selection.py splits it per operator
     ):
         assert fnmatch.fnmatch(name, layout.REGISTRATION_GLOB)
 
@@ -150,7 +153,7 @@ def test_the_sync_branch_starts_with_the_prefix() -> None:
 
 
 def test_the_emulated_boards_memory_is_the_board_budget() -> None:
-    script = ROOT / "generator" / "check" / "arduino_core" / "board" / "mps2_an505.ld"
+    script = ROOT / "emulated_core" / "board" / "mps2_an505.ld"
     lengths = dict(
         re.findall(r"^\s*(\w+)\s*\([rwx]+\)\s*:.*LENGTH\s*=.*?(\d+)$", script.read_text(), re.M)
     )
@@ -161,7 +164,7 @@ def test_the_emulated_boards_memory_is_the_board_budget() -> None:
 def test_the_library_ci_compiles_every_board_of_the_table_by_its_key() -> None:
     """CI's matrix is the board table's keys and each job's check gets its board by key, so
     the FQBN arduino-cli compiles for is the table's (`check --board`), written nowhere else."""
-    from generator.workflows import render_workflows
+    from generator.workflows.render import render_workflows
 
     text = render_workflows("https://example.com/gen.git", "1" * 40)["ci.yml"]
     example = yaml.safe_load(text)["jobs"]["example"]
@@ -179,7 +182,7 @@ def test_the_library_readme_names_the_boards_fqbn() -> None:
     # The template of the README every library ships (its place is moving to library_template/).
     templates = [
         ROOT / "library_template" / "README.md.jinja",
-        ROOT / "generator" / "templates" / "README.md.j2",
+        ROOT / "templates" / "src" / "README.md.j2",
     ]
     template = next((t for t in templates if t.is_file()), None)
     assert template is not None, templates

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.main import build_parser
+from generator.cli.main import build_parser
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The patch table (generator/build/patches.py) holds every Arduino patch, and PROVENANCE lists
+"""The patch table (generator/pipeline/patches.py) holds every Arduino patch, and PROVENANCE lists
 the ones a build applied, in the table's order."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from et_fixture import Upstream
 
-from generator.build import patches
-from generator.build.patches import ALL_PATCHES, DTYPE_SELECTIVE_BUILD, PATCHES, Patch
-from generator.commands.build import BuildOptions, build_library
-from generator.errors import FatalError
+from generator.pipeline import patches
+from generator.pipeline.patches import ALL_PATCHES, DTYPE_SELECTIVE_BUILD, PATCHES, Patch
+from generator.pipeline.run import BuildOptions, build_library
+from generator.util.errors import FatalError
 
 
 def test_all_patches_holds_every_patch_of_the_module_once() -> None:

@@ -1,4 +1,5 @@
-"""`python -m generator workflows --outdated` (`generator.pins`): every pin of the templates is
+"""`python -m generator workflows --outdated` (`generator.workflows.pins`): every pin of the
+templates is
 read, looked up in its source (GitHub's releases, the package index, the library index, all
 served here by a local HTTP server) and reported; exit 0 when all are current, 1 when one is
 older or an action's SHA is not its tag's commit, 2 when a source cannot be read."""
@@ -19,10 +20,18 @@ import pytest
 import yaml
 from github_fake.local_server import LocalServer
 
-from generator import pins
-from generator import workflows as wf
-from generator.main import main
-from generator.pins import Finding, Pin, PinError, Sources, check_pins, pin_table, read_pins
+from generator.cli.main import main
+from generator.workflows import pins
+from generator.workflows import render as wf
+from generator.workflows.pins import (
+    Finding,
+    Pin,
+    PinError,
+    Sources,
+    check_pins,
+    pin_table,
+    read_pins,
+)
 
 TOKEN = "ghp_" + "s3cr3t" * 6
 OTHER_SHA = "f" * 40

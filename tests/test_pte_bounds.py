@@ -1,6 +1,6 @@
 """The one `.pte` size limit (et_pte.MAX_PTE_BYTES), checked with os.stat before reading:
 by pte_to_header.py, check_models.py (a `--pte` and a `model.h` read back) and the generator's
-`--ops-from-pte`, `--example-pte`, `--dtypes-from-pte` readers (generator/build/models.py).
+`--ops-from-pte`, `--example-pte`, `--dtypes-from-pte` readers (generator/pipeline/models.py).
 
 Each oversized file is sparse (`truncate`): several GiB that cost no disk and, read whole,
 would end in a MemoryError.
@@ -21,9 +21,9 @@ import et_pte
 from reader_fixture import write_wheel_reader
 from test_model_check import KERNELS_AT_CFF6F4DD, make_library
 
-from generator.build.dtypes import dtypes_in_ptes
-from generator.build.models import ops_in_pte, read_program, write_model_header
-from generator.errors import FatalError
+from generator.pipeline.dtypes import dtypes_in_ptes
+from generator.pipeline.models import ops_in_pte, read_program, write_model_header
+from generator.util.errors import FatalError
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "extras" / "tools"
@@ -53,7 +53,7 @@ def run(script: str, *args: str | Path, cwd: Path) -> subprocess.CompletedProces
 
 
 def test_the_limit_is_over_every_boards_flash_and_keeps_model_h_under_githubs() -> None:
-    from generator.boards import check_boards
+    from generator.boards.budgets import check_boards
 
     assert max(b.flash_bytes for b in check_boards().values()) * 2 < et_pte.MAX_PTE_BYTES
     # ~6.3 characters of model.h a byte: the largest header stays under GitHub's 100 MiB.
@@ -118,7 +118,7 @@ def test_the_generators_pte_readers_refuse_a_huge_pte(tmp_path: Path, reader_dir
 def test_build_refuses_a_huge_pte_before_any_work(
     tmp_path: Path, option: str, value: str, said: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from generator.main import main
+    from generator.cli.main import main
 
     huge = sparse(tmp_path / "huge.pte")
     args = ["build", option, value.format(huge=huge), "--cache-dir", str(tmp_path / "cache")]

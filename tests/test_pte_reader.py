@@ -1,4 +1,4 @@
-"""generator/build/reader.py: the program reader a library ships (flatc's Python for its
+"""generator/pipeline/reader.py: the program reader a library ships (flatc's Python for its
 schema, with FlatBuffers' runtime), and what et_pte reads through it compared with flatc's
 own JSON of every .pte fixture.
 
@@ -27,10 +27,9 @@ from reader_fixture import (
     write_wheel_reader,
 )
 
-from generator.build.checkout import checkout
-from generator.build.components import load_component
-from generator.build.flatc import BUILD_PATHS
-from generator.build.reader import (
+from generator.pipeline.components import load_component
+from generator.pipeline.flatc import BUILD_PATHS
+from generator.pipeline.reader import (
     GENERATED_MODULE,
     READER_DIR,
     RUNTIME_PATH,
@@ -39,8 +38,9 @@ from generator.build.reader import (
     relative_runtime_imports,
     write_program_reader,
 )
-from generator.build.sources import PinnedSource
-from generator.errors import FatalError
+from generator.pipeline.sources import PinnedSource
+from generator.util.errors import FatalError
+from generator.vcs.checkout import checkout
 
 #: Every .pte fixture: ExecuTorch's example models and ours exported with the 1.5.1 wheel.
 FIXTURES = [FIXTURE_PTE / "AddModel.pte", FIXTURE_PTE / "KeywordSpotting.pte"]

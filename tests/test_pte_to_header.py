@@ -280,7 +280,7 @@ def test_refuses_a_dtype_the_library_was_built_without(tmp_path: Path) -> None:
     import et_dtypes
     from test_dtypes import header_keeping
 
-    from generator.build.dtypes import config_header
+    from generator.pipeline.dtypes import config_header
 
     lib = checked_library(tmp_path / "ExecuTorch", {"aten::add.out": 5})
     (lib / et_dtypes.SELECTED_OP_VARIANTS).parent.mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""Ship only what is reachable (generator/build/prune.py): the symbol rules on hand-made object
+"""Ship only what is reachable (generator/pipeline/prune.py): the symbol rules on hand-made object
 summaries, nm/objdump parsing, and pruning small source trees compiled for the Cortex-M33.
 The real library is held to it by the e2e tests at the end.
 """
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from generator.build import prune as prune_module
-from generator.build.prune import (
+from generator.pipeline import prune as prune_module
+from generator.pipeline.prune import (
     UNO_Q_TARGET,
     ObjectSymbols,
     Pruning,
@@ -22,8 +22,8 @@ from generator.build.prune import (
     reachable,
     translation_units,
 )
-from generator.cache import StepCache
-from generator.commands.build import BuildResult
+from generator.pipeline.run import BuildResult
+from generator.util.cache import StepCache
 
 needs_arm_gcc = pytest.mark.skipif(
     bool(UNO_Q_TARGET.missing()),

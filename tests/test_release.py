@@ -13,27 +13,27 @@ import pytest
 from github_fake.git_http import GitHttpRemote
 from sync_fixtures import MACHINE_EMAIL, MACHINE_NAME, git
 
-from generator import git as g
-from generator.commands.release import run_release
-from generator.errors import FatalError
-from generator.facts import LibraryFacts, upstream_version_of
-from generator.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
-from generator.layout import (
+from generator.cli.main import main
+from generator.library.facts import LibraryFacts, upstream_version_of
+from generator.library.layout import (
     CHECK_REPORT_FILE,
     CODEGEN_DIR,
     LIBRARY_FACTS_FILE,
     PIN_FILE,
     PROVENANCE_FILE,
 )
-from generator.main import main
-from generator.release import (
+from generator.release.run import run_release
+from generator.release.step import (
     ReleaseOptions,
     ReleaseResult,
     TagRef,
     plan,
     push_tag,
 )
-from generator.urls import refuse_credentials
+from generator.util.errors import FatalError
+from generator.util.urls import refuse_credentials
+from generator.vcs import git as g
+from generator.vcs.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
 
 TOKEN = "ghp_ReleaseTestToken0123456789abcdefABCD"
 REPO = "acme/ExecuTorch"

@@ -1,6 +1,6 @@
 """Sizes per board with deltas (issue 19, part 2): `compare.size_rows` labels each row by board
 and example when the check report carries a "board" per entry (`check --board ...,... --json`,
-`generator.commands.check.board_data`), the base's figure is the same board's, and the size
+`generator.check.runner.board_data`), the base's figure is the same board's, and the size
 table of the sync pull request's body and of the release notes gets a Board column for more
 than one board; one board's table stays as it was."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.compare import (
+from generator.library.compare import (
     INSTRUCTIONS,
     SizeRow,
     board_name,
@@ -17,7 +17,7 @@ from generator.compare import (
     size_rows,
     size_table,
 )
-from generator.release import ReleaseFacts, render_notes
+from generator.release.step import ReleaseFacts, render_notes
 from generator.sync.body import PullRequestFacts, render_body
 
 BOARDS_LISTED = {

@@ -39,12 +39,12 @@ from sync_fixtures import (
 )
 from werkzeug.wrappers import Request, Response
 
-from generator.commands.build import BuildOptions
-from generator.commands.sync import SyncOptions, SyncResult, run_sync
-from generator.errors import FatalError
-from generator.main import main
+from generator.cli.main import main
+from generator.pipeline.run import BuildOptions
 from generator.sync.app import AppCredentials
 from generator.sync.github import GitHubRepo
+from generator.sync.run import SyncOptions, SyncResult, run_sync
+from generator.util.errors import FatalError
 
 APP_ID = 987654
 #: GitHub's answer to the workflow token (danielroe/uppt issue #11 quotes this body).

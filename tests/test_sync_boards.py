@@ -25,18 +25,18 @@ from sync_fixtures import (
     with_fakes,
 )
 
-from generator.boards import check_boards
-from generator.check.cores import PINNED_CORE
-from generator.check.linkmodes import SKETCH_BEGIN, SKETCH_END
+from generator.boards.budgets import check_boards
+from generator.boards.cores import PINNED_CORE
+from generator.boards.linkmode_docs import SKETCH_BEGIN, SKETCH_END
 from generator.check.report import CheckReport, ExampleReport, board_part
-from generator.check.run import RunOutput
+from generator.check.run_sketch import RunOutput
 from generator.check.sizes import CoreVerdict, DynamicSizes, Sizes
 from generator.check.stages import StageResult, Status
-from generator.commands import sync as command
-from generator.commands.sync import BoardsReport, SyncOptions, sync_board_keys
-from generator.errors import FatalError
-from generator.main import main
+from generator.cli.main import main
+from generator.sync import run as command
 from generator.sync.body import MAX_BODY, PullRequestFacts, fitting_body, too_long_note
+from generator.sync.run import BoardsReport, SyncOptions, sync_board_keys
+from generator.util.errors import FatalError
 
 #: What each board's loader does with AddModel: the UNO Q's loads it, the Giga's refuses it.
 VERDICTS = {

@@ -23,11 +23,11 @@ from github_fake import FakeGitHub, GitHubSpec
 from sync_fixtures import branches, make_library_remote, merge_into_main, show
 from upstream import PUBLISHED_0_2_0
 
-from generator.commands.build import BuildOptions
-from generator.commands.sync import SyncOptions, SyncResult, run_sync
-from generator.errors import FatalError
+from generator.library.version import semver_from_upstream
+from generator.pipeline.run import BuildOptions
 from generator.sync.github import GitHubRepo
-from generator.version import semver_from_upstream
+from generator.sync.run import SyncOptions, SyncResult, run_sync
+from generator.util.errors import FatalError
 
 pytestmark = pytest.mark.e2e
 

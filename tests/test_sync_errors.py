@@ -34,9 +34,9 @@ from sync_fixtures import (
     writes,
 )
 
-from generator import git as g
-from generator.errors import FatalError
 from generator.sync.github import GitHubRepo
+from generator.util.errors import FatalError
+from generator.vcs import git as g
 
 
 def test_unknown_ref_leaves_the_repo_untouched(

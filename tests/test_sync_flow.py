@@ -35,9 +35,9 @@ from sync_fixtures import (
     writes,
 )
 
-from generator.errors import FatalError
-from generator.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
-from generator.layout import LIBRARY_FACTS_FILE
+from generator.library.layout import LIBRARY_FACTS_FILE
+from generator.util.errors import FatalError
+from generator.vcs.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
 
 
 def test_first_sync_opens_a_labelled_pr_from_a_bot_commit(
@@ -225,7 +225,7 @@ def test_a_change_of_the_facts_file_alone_opens_no_pull_request(
 def test_body_says_when_the_repos_workflows_differ_from_the_generators(
     sync: Runner, fake: FakeGitHub, remote: Path, tmp_path: Path
 ) -> None:
-    from generator.workflows import WORKFLOWS_DIR, render_workflows, write_workflows
+    from generator.workflows.render import WORKFLOWS_DIR, render_workflows, write_workflows
 
     first = sync("v1.5.1", "0.2.0")
     assert first.body is not None

@@ -11,8 +11,8 @@ import pytest
 from github_fake import FakeGitHub, GitHubSpec
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
-from generator.errors import FatalError
 from generator.sync.github import GitHubRepo, _Retry
+from generator.util.errors import FatalError
 
 TOKEN = "ghp_FakeServerRetry"
 REPO = "/repos/acme/lib$"

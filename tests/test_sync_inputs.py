@@ -1,6 +1,6 @@
 """Scenario tests of `sync`: its inputs (--repo, --api-url, --base, --remote) are checked up
-front, before the network or the repo is touched (`generator.inputs` and
-`generator.sync.inputs`).
+front, before the network or the repo is touched (`generator.vcs.repo_inputs` and
+`generator.vcs.remote_inputs`).
 
 A real bare git repo is the library remote, a local fake GitHub (validated against GitHub's
 OpenAPI description) answers the API, a fake build writes a small library with the real
@@ -15,8 +15,8 @@ import pytest
 from github_fake import FakeGitHub
 from sync_fixtures import Runner, branches
 
-from generator.errors import FatalError
-from generator.main import main
+from generator.cli.main import main
+from generator.util.errors import FatalError
 
 
 @pytest.mark.parametrize(
@@ -74,7 +74,7 @@ def test_base_head_is_refused_even_though_the_clone_has_origin_head(
     ],
 )
 def test_plain_http_api_url_only_on_loopback(api_url: str, refused: bool) -> None:
-    from generator.sync.inputs import check_api_url
+    from generator.vcs.remote_inputs import check_api_url
 
     if refused:
         with pytest.raises(FatalError, match="clear text.*Use https"):
@@ -126,8 +126,8 @@ def test_the_api_url_defaults_to_the_runners_github_api_url(
 ) -> None:
     """An Actions runner sets GITHUB_API_URL (GitHub Enterprise's own API on its hosts):
     sync uses it unless --api-url is given."""
-    import generator.commands.sync as sync_command
-    from generator.main import main
+    import generator.sync.run as sync_command
+    from generator.cli.main import main
 
     seen: list[str] = []
     monkeypatch.setattr(

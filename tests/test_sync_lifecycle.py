@@ -30,11 +30,11 @@ from sync_fixtures import (
     writes,
 )
 
-from generator.commands.sync import SyncOptions, SyncResult, run_sync
-from generator.errors import FatalError
-from generator.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
-from generator.main import main
+from generator.cli.main import main
 from generator.sync.github import GitHubRepo
+from generator.sync.run import SyncOptions, SyncResult, run_sync
+from generator.util.errors import FatalError
+from generator.vcs.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME
 
 COMMENT_NEW = f"Superseded by #2 (ExecuTorch {SHA_NEW[:12]}, library 0.3.0)"
 
@@ -284,7 +284,7 @@ def test_cli_passes_the_lifecycle_flags_and_the_step_summary(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    import generator.commands.sync as command
+    import generator.sync.run as command
 
     seen: list[SyncOptions] = []
 

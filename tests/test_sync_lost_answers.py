@@ -16,8 +16,8 @@ from github.GithubException import GithubException
 from github.Repository import Repository
 from sync_fixtures import SHA_OLD, Runner, branch_of, branches
 
-from generator.errors import FatalError
 from generator.sync.github import GitHubRepo
+from generator.util.errors import FatalError
 
 
 class _LookupFails(GitHubRepo):

@@ -22,7 +22,7 @@ import pytest
 from github_fake import FakeGitHub
 from sync_fixtures import NAME, OWNER, TOKEN, branches, git
 
-from generator.commands import stage
+from generator.sync import stage
 
 ROOT = Path(__file__).resolve().parent.parent
 LEAK_FILE = "extras/environ_seen.txt"
@@ -33,7 +33,7 @@ SITECUSTOMIZE = f"""
 import os, sys
 sys.path.insert(0, {str(ROOT / "tests")!r})
 import functools
-import generator.commands.sync as command
+import generator.sync.run as command
 from sync_fixtures import REFS, FakeBuild, FakeCheck
 
 def _read(path):
@@ -165,7 +165,7 @@ def test_child_env_drops_the_secrets_and_their_copies() -> None:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
 def test_make_nondumpable_in_a_child_process() -> None:
     code = (
-        "import ctypes; from generator.commands.stage import make_nondumpable as m; "
+        "import ctypes; from generator.sync.stage import make_nondumpable as m; "
         "print(m(), ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))"
     )
     out = subprocess.run(

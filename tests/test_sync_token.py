@@ -18,8 +18,8 @@ from github_fake import FakeGitHub, GitHubSpec
 from github_fake.git_http import GitHttpRemote
 from sync_fixtures import NAME, OWNER, PULLS, SHA_OLD, TOKEN, Runner, branch_of, branches, git
 
-from generator.errors import FatalError
-from generator.main import main
+from generator.cli.main import main
+from generator.util.errors import FatalError
 
 
 def test_token_never_appears_in_output_config_commits_or_body(

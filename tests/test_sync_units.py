@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from generator.compare import SizeRow, size_rows, size_table
-from generator.errors import FatalError
-from generator.facts import kernel_names
-from generator.git import TOKEN_ENV, VersionUse, git_env
-from generator.properties import properties_version
+from generator.library.compare import SizeRow, size_rows, size_table
+from generator.library.facts import kernel_names
+from generator.library.properties import properties_version
+from generator.library.version import tag_versions
 from generator.sync.body import PullRequestFacts, emulated_runs, render_body
-from generator.sync.version import (
+from generator.sync.version_gate import (
     check_version_greater,
     check_version_unused,
 )
-from generator.version import tag_versions
+from generator.util.errors import FatalError
+from generator.vcs.git import TOKEN_ENV, VersionUse, git_env
 
 PIN_A = "a" * 40
 PIN_B = "b" * 40
@@ -295,7 +295,7 @@ def test_ci_note_is_a_warning_at_the_top_of_the_body() -> None:
 
 
 def test_body_carries_the_link_modes_section_for_the_readme() -> None:
-    from generator.check.linkmodes import link_modes_markdown
+    from generator.boards.linkmode_docs import link_modes_markdown
 
     report = {"examples": [{"example": "AddModel", "dynamic": {"verdicts": [
         {"core": "main@177dcef6", "pinned": True, "loaded": True, "heap_bytes": 262_144,

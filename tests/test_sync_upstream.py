@@ -5,7 +5,7 @@ replaces it with the generator's own.
 Each case runs on a small ExecuTorch-shaped repository the test builds, served under the
 canonical URL through `url.<base>.insteadOf` (a `file://` URL, so the build's cached clone
 is shallow and blobless exactly as against GitHub), checked out the way the build checks
-it out (`generator.build.checkout.checkout`).
+it out (`generator.vcs.checkout.checkout`).
 """
 
 from __future__ import annotations
@@ -19,11 +19,10 @@ import pytest
 from et_fixture import commit_all, git, init_repo, write_tree
 from git import GitCommandError
 
-from generator.build.checkout import cached_clone, checkout, fetch_commit
-from generator.build.components import load_component
-from generator.build.examples import EXAMPLE_DATA, REF_EXAMPLES, plan_examples
-from generator.build.vendor import apply_rule
-from generator.layout import EXAMPLES
+from generator.library.layout import EXAMPLES
+from generator.pipeline.components import load_component
+from generator.pipeline.examples import EXAMPLE_DATA, REF_EXAMPLES, plan_examples
+from generator.pipeline.vendor import apply_rule
 from generator.sync.body import PullRequestFacts, render_body
 from generator.sync.upstream import (
     MAX_FILES,
@@ -37,7 +36,8 @@ from generator.sync.upstream import (
     github_web_url,
     upstream_markdown,
 )
-from generator.urls import DEFAULT_EXECUTORCH_REPO
+from generator.util.urls import DEFAULT_EXECUTORCH_REPO
+from generator.vcs.checkout import cached_clone, checkout, fetch_commit
 
 ET = DEFAULT_EXECUTORCH_REPO
 A = "examples/arduino"

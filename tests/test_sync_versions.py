@@ -27,7 +27,7 @@ from sync_fixtures import (
     writes,
 )
 
-from generator.errors import FatalError
+from generator.util.errors import FatalError
 
 
 def test_reused_version_on_base_history_is_refused_before_any_push(

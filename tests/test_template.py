@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.layout import EXAMPLE_EXPECT_FILE, EXAMPLES, PLATFORM_DIR
+from generator.library.layout import EXAMPLE_EXPECT_FILE, EXAMPLES, PLATFORM_DIR
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "library_template"
 PAL = TEMPLATE / PLATFORM_DIR / "arduino_pal.cpp"
@@ -198,11 +198,11 @@ def test_umbrella_header_keeps_the_published_contract() -> None:
         "#define FLATBUFFERS_MAX_ALIGNMENT 1024\n",
     ):
         assert define in source
-    # The GCC guard is the generated header's (generator/build/board_check.py), included
+    # The GCC guard is the generated header's (generator/pipeline/board_check.py), included
     # before any runtime header.
     first_include = source.index("#include <executorch/")
     assert 0 <= source.index('#include "executorch_board_check.h"') < first_include
-    from generator.build.board_check import board_check_header
+    from generator.pipeline.board_check import board_check_header
 
     assert "__GNUC__ < 9" in board_check_header()
     for macro in ("abs", "min", "max", "round"):

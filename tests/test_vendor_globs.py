@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.build.components import CopyRule
-from generator.build.vendor import apply_rule
-from generator.errors import FatalError
+from generator.pipeline.components import CopyRule
+from generator.pipeline.vendor import apply_rule
+from generator.util.errors import FatalError
 
 TREE = [
     "a.h",

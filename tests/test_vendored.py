@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from generator import data_dir
-from generator.build.components import THIRD_PARTY, load_component
-from generator.errors import FatalError
+from generator.pipeline.components import THIRD_PARTY, load_component
+from generator.util.errors import FatalError
 
 SHIPPED = ("executorch", *THIRD_PARTY)
 

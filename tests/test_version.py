@@ -1,13 +1,13 @@
 import pytest
 
-from generator.errors import FatalError
-from generator.version import (
+from generator.library.version import (
     highest,
     is_greater,
     library_version,
     semver_from_upstream,
     suggest_next,
 )
+from generator.util.errors import FatalError
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,7 @@
-"""The CI matrix's boards come from the one board table (`generator.boards.BOARDS`, rendered as
-`@@BOARDS@@` by `generator.workflows`), and `check --board KEY` compiles for the board of that
+"""The CI matrix's boards come from the one board table (`generator.boards.budgets.BOARDS`,
+rendered as
+`@@BOARDS@@` by `generator.workflows.render`), and `check --board KEY` compiles for the board of
+that
 key."""
 
 from __future__ import annotations
@@ -13,13 +15,13 @@ from typing import Any
 import pytest
 import yaml
 
-from generator import boards
-from generator import workflows as wf
-from generator.boards import UNO_Q, check_boards
-from generator.check import toolchains
-from generator.check.toolchains import GCC_ARM, ArduinoCli, select_toolchain
-from generator.commands.check import board_keys
-from generator.main import build_parser
+from generator.boards import budgets as boards
+from generator.boards.budgets import UNO_Q, check_boards
+from generator.check import backends as toolchains
+from generator.check.backends import GCC_ARM, ArduinoCli, select_toolchain
+from generator.check.runner import board_keys
+from generator.cli.main import build_parser
+from generator.workflows import render as wf
 
 REPO = "https://github.com/example/executorch-arduino-generator.git"
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -154,7 +156,7 @@ def test_another_board_is_compiled_with_its_fqbn_and_cpu_flags(
 def test_check_passes_the_board_of_its_key_to_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import generator.commands.check as check_command
+    import generator.check.runner as check_command
 
     seen: dict[str, Any] = {}
 

@@ -52,9 +52,9 @@ from workflow_rehearsal import (
 )
 
 from generator import PROJECT_ROOT
-from generator.boards import ZEPHYR_BOARDS, check_boards
+from generator.boards.budgets import ZEPHYR_BOARDS, check_boards
 from generator.sync.github import GitHubRepo
-from generator.workflows import WORKFLOWS_DIR, render_workflows
+from generator.workflows.render import WORKFLOWS_DIR, render_workflows
 
 GENERATOR_REPO = "https://github.com/example/executorch-arduino-generator.git"
 REPO = f"{OWNER}/{NAME}"

@@ -1,4 +1,4 @@
-"""The library repo's GitHub workflows (`workflows/*.yml`, `generator/workflows.py`) and the
+"""The library repo's GitHub workflows (`workflows/*.yml`, `generator/workflows/render.py`) and the
 `workflows` command: lint (actionlint with ShellCheck, zizmor), pins and each action's inputs,
 triggers, permissions, concurrency, caches, where torch is installed, every `run:` script run
 with recording stubs (inputs and payloads stay data), rendering, drift, atomic writes, the CLI."""
@@ -24,15 +24,15 @@ import yaml
 from gha_expressions import Scope, normalize, render
 
 from generator import PROJECT_ROOT
-from generator import workflows as wf
-from generator.boards import BOARDS, ZEPHYR_BOARDS, check_boards
-from generator.commands.workflows import (
+from generator.boards.budgets import BOARDS, ZEPHYR_BOARDS, check_boards
+from generator.cli.main import main
+from generator.util.errors import FatalError
+from generator.workflows import render as wf
+from generator.workflows.install import (
     default_generator_ref,
     default_generator_repo,
     workflows,
 )
-from generator.errors import FatalError
-from generator.main import main
 
 REPO = "https://github.com/example/executorch-arduino-generator.git"
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -342,7 +342,8 @@ def test_the_pins_are_the_same_in_every_workflow(rendered: dict[str, str]) -> No
         assert envs[name]["ARDUINO_CLI_VERSION"] == envs["ci.yml"]["ARDUINO_CLI_VERSION"]
     assert envs["release.yml"]["ARDUINO_LINT_VERSION"] == envs["ci.yml"]["ARDUINO_LINT_VERSION"]
     assert re.fullmatch(r"\d+\.\d+\.\d+", envs["ci.yml"]["ARDUINO_CLI_VERSION"])
-    # The shapes `workflows --outdated` reads (generator/pins.py): one double-quoted line each.
+    # The shapes `workflows --outdated` reads (generator/workflows/pins.py): one double-quoted line
+    # each.
     for name in ("sync.yml", "ci.yml"):
         assert f'  ZEPHYR_CORE: "{ZEPHYR_CORE}"\n' in rendered[name]
         assert f'  ROUTER_BRIDGE: "{ROUTER_BRIDGE}"\n' in rendered[name]
@@ -868,11 +869,11 @@ def test_the_jobs_without_torch_run_code_that_never_imports_it() -> None:
         sys.path.pop(0)
     graph = import_graph()
     reached: set[str] = set()
-    for start in ("generator.commands.check", "generator.commands.release", "generator.compare",
-                  "generator.boards"):  # fmt: skip
+    for start in ("generator.check.runner", "generator.release.run", "generator.library.compare",
+                  "generator.boards.budgets"):  # fmt: skip
         assert start in graph
         reached |= _closure(graph, start)
-    assert "generator.build.codegen" not in reached
+    assert "generator.pipeline.codegen" not in reached
     torch = re.compile(r"^\s*(import|from)\s+torch(gen)?\b", re.M)
     for module in sorted(reached):
         relative = Path(*module.split("."))
@@ -880,7 +881,7 @@ def test_the_jobs_without_torch_run_code_that_never_imports_it() -> None:
         if not path.is_file():
             path = PROJECT_ROOT / relative / "__init__.py"
         assert not torch.search(path.read_text(encoding="utf-8")), module
-    assert torch.search((PROJECT_ROOT / "generator/build/codegen.py").read_text())  # control
+    assert torch.search((PROJECT_ROOT / "generator/pipeline/codegen.py").read_text())  # control
 
 
 def test_the_install_without_torch_installs_every_other_requirement(

@@ -27,7 +27,7 @@ import et_checks
 import et_pte
 from reader_fixture import write_wheel_reader
 
-from generator.build.opset import DEFAULT_OP_EVIDENCE, DEFAULT_ROOT_OPS, PREVIOUS_ROOT_OPS
+from generator.pipeline.opset import DEFAULT_OP_EVIDENCE, DEFAULT_ROOT_OPS, PREVIOUS_ROOT_OPS
 
 ZOO = Path(__file__).resolve().parent / "fixtures" / "zoo"
 MANIFEST: dict[str, Any] = json.loads((ZOO / "zoo.json").read_text(encoding="utf-8"))
@@ -87,7 +87,7 @@ KINDS = {
 
 #: What folding the constants at export (extras/tools/export_model.py `fold_constants`, the
 #: zoo's exporter) removed from a zoo model's program: the transpose of a Linear's weight,
-#: now a constant. generator/build/opset.py's evidence rows were read from the unfolded
+#: now a constant. generator/pipeline/opset.py's evidence rows were read from the unfolded
 #: exports, which is what a .pte exported with plain `to_edge` still calls; the op set keeps
 #: the operator (Gru, Lstm and Attention still call it, on activations).
 FOLDED = {"Mlp": {"aten::permute_copy.out"}, "Cnn": {"aten::permute_copy.out"}}

@@ -11,12 +11,12 @@ import os
 import subprocess
 from pathlib import Path
 
-from generator.commands.build import (
+from generator.pipeline.run import (
     BuildOptions,
     BuildResult,
     build_library,
 )
-from generator.urls import DEFAULT_EXECUTORCH_REPO
+from generator.util.urls import DEFAULT_EXECUTORCH_REPO
 
 #: The newest ExecuTorch main in today's snapshot, and the commit the published 0.2.0 came from.
 MAIN_AT_LEAST = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"

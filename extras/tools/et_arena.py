@@ -3,7 +3,7 @@
 Python standard library only: this file ships in every generated Arduino library under
 `extras/tools/` beside `et_pte.py` (which reads the program) and must run there with no pip
 packages (Python 3.8 and newer). `et_model_h.py` writes its figure into model.h as
-`<array>_arena_bytes`; the generator imports it through generator/build/models.py.
+`<array>_arena_bytes`; the generator imports it through generator/pipeline/models.py.
 
 `ETModel` (library_template/src/ETModel.h) hands one arena to the runtime as the method
 allocator of its `MemoryManager`, with no temp allocator, after taking the memory plan's

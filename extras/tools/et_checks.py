@@ -3,7 +3,7 @@
 Python standard library only: this file ships in every generated Arduino library under
 `extras/tools/` beside `et_pte.py`, `et_registration.py` and `et_model_h.py` and must run
 there with no pip packages (Python 3.8 and newer). `check_models.py` is its command line; the
-generator imports it too (generator/build/models.py).
+generator imports it too (generator/pipeline/models.py).
 
 What it does:
 

@@ -3,7 +3,7 @@
 Python standard library only, apart from the tools and the program reader beside it: this
 file ships in every generated Arduino library under `extras/tools/` (check_models.py uses it)
 and must run there with no pip packages (it is written to run on Python 3.8 and newer). The
-generator imports it too (generator/build/dtypes.py).
+generator imports it too (generator/pipeline/dtypes.py).
 
 What it does:
 
@@ -31,7 +31,7 @@ Facts used, with their sources (ExecuTorch sources):
   gen_selected_op_variants.py writes that function: one clause per operator, its registry
   name without "aten::", ORed, each `compare("<name>") == 0) && (<checks>)` where the checks
   are `scalar_type == executorch::aten::ScalarType::<Name>` ORed, or `true` (every dtype).
-* How a generated library switches it on (generator/build/dtypes.py): `SELECTION_CONFIG` defines
+* How a generated library switches it on (generator/pipeline/dtypes.py): `SELECTION_CONFIG` defines
   EXECUTORCH_SELECTIVE_BUILD_DTYPE and is included first by every portable op source, so the
   kernels (and only they, as ExecuTorch's CMake does with selected_portable_kernels) are
   compiled with the selection; `SELECTED_OP_VARIANTS` is ExecuTorch's generated header.

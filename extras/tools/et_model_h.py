@@ -2,7 +2,7 @@
 
 Python standard library only: this file ships in every generated Arduino library under
 `extras/tools/` beside `et_pte.py` and `et_registration.py` and must run there with no pip
-packages (Python 3.8 and newer). The generator imports it too (generator/build/models.py).
+packages (Python 3.8 and newer). The generator imports it too (generator/pipeline/models.py).
 
 What it does:
 
@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 #: The C array a model.h declares unless told otherwise (every example sketch uses it);
-#: must match generator/layout.py MODEL_ARRAY (a test checks).
+#: must match generator/library/layout.py MODEL_ARRAY (a test checks).
 MODEL_ARRAY = "model_pte"
 #: The header a sketch includes (pte_to_header.py writes it; each example has one).
 MODEL_HEADER = "model.h"

@@ -10,7 +10,7 @@ What it does:
 
 * `load_reader(folder)` imports a library's program reader, `extras/tools/pte_schema/`:
   the Python flatc generated from the library's schema (`program_generated.py`), with
-  FlatBuffers' own Python runtime beside it (`flatbuffers/`); generator/build/reader.py writes
+  FlatBuffers' own Python runtime beside it (`flatbuffers/`); generator/pipeline/reader.py writes
   it at build time. The FlatBuffers decoding is theirs, not ours.
 * `read_program(pte_bytes, reader)` reads a `.pte` through it and returns its methods,
   operators, kernel calls and delegate calls. FlatBuffers' Python runtime follows offsets
@@ -87,7 +87,7 @@ class PteError(EtPteError):
 
 #: The largest `.pte` any tool (or the generator) reads: 8 MiB (8,388,608 bytes).
 #:
-#: Why this value: the largest flash of any board the generator knows (generator/boards.py)
+#: Why this value: the largest flash of any board the generator knows (generator/boards/budgets.py)
 #: is the FRDM RW612's, 3,133,440 bytes (~3 MiB), and a model must fit in flash beside the
 #: runtime, so 8 MiB is more than twice anything a board can hold. It also keeps the
 #: model.h a library ships under GitHub's 100 MiB push limit: `et_model_h.model_h` writes
@@ -157,7 +157,7 @@ def read_model_h(path: str | Path) -> str:
 # The program reader: flatc's Python for the library's program.fbs
 
 #: Where a generated library keeps its program reader, generated from its extras/schema/
-#: (generator/build/reader.py); must match generator/layout.py (a test checks).
+#: (generator/pipeline/reader.py); must match generator/library/layout.py (a test checks).
 LIBRARY_READER_DIR = "extras/tools/pte_schema"
 #: The module flatc generates for program.fbs (--gen-onefile: every table in one module).
 READER_MODULE = "program_generated"

@@ -2,7 +2,8 @@
 
 Python standard library only: this file ships in every generated Arduino library under
 `extras/tools/` beside `et_pte.py` and must run there with no pip packages (Python 3.8 and
-newer). The generator imports it too (generator/build/models.py, generator/build/selection.py).
+newer). The generator imports it too (generator/pipeline/models.py,
+generator/pipeline/selection.py).
 
 What it does:
 
@@ -13,7 +14,7 @@ What it does:
 * `registered_backends` reads the delegate backends a library's sources register.
 * `kernel_symbol` and the `*_PREFIX` / `*_SYMBOL` names are the C symbols of kernel selection,
   shared by the model.h that `et_model_h.py` writes and the registration sources that
-  generator/build/selection.py writes into the library.
+  generator/pipeline/selection.py writes into the library.
 
 Facts used, with their sources (ExecuTorch sources):
 
@@ -58,7 +59,7 @@ class RegistrationError(et_pte.EtPteError):
     """The library's generated kernel registration sources could not be read."""
 
 
-#: Where a generated library keeps its registration; must match generator/layout.py (a test
+#: Where a generated library keeps its registration; must match generator/library/layout.py (a test
 #: checks). The codegen's kernel registration sources:
 LIBRARY_CODEGEN_DIR = "src/executorch/codegen"
 #: ExecuTorch's prim ops registration (not the codegen; with kernel selection they register
@@ -70,7 +71,7 @@ LIBRARY_PRIM_OPS = "src/executorch/kernels/prim_ops/register_prim_ops.cpp"
 # Kernel selection symbols
 
 #: Kernel selection symbols (C linkage), shared by model.h and the library's generated
-#: sources in src/executorch/codegen/ (generator/build/selection.py writes those):
+#: sources in src/executorch/codegen/ (generator/pipeline/selection.py writes those):
 #: `et_arduino_register_<op>` registers one operator's kernels (library, one archive member
 #: per operator); `et_arduino_select_<op>` is what the runtime's registry hook calls for each
 #: operator: a model.h defines it (weak) to call the register function, else the library's
@@ -107,10 +108,10 @@ def kernel_symbol(operator: str) -> str:
 # ---------------------------------------------------------------------------------------
 # Kernel registration
 
-#: `Kernel("op", ...`: must match generator/layout.py KERNEL_REGISTRATION (a test checks).
+#: `Kernel("op", ...`: must match generator/library/layout.py KERNEL_REGISTRATION (a test checks).
 KERNEL_REGISTRATION = re.compile(r'\bKernel\s*\(\s*"(?P<name>[^"]+)"')
 _STACK_SIZE = re.compile(r"stack\.size\(\)\s*==\s*(?P<n>\d+)")
-#: Must match generator/layout.py REGISTRATION_GLOB (a test checks).
+#: Must match generator/library/layout.py REGISTRATION_GLOB (a test checks).
 REGISTRATION_GLOB = "Register*Kernels*.cpp"
 
 

@@ -80,7 +80,7 @@ class ExportError(Exception):
 
 class _ListAction(argparse.Action):
     """Comma-separated and/or repeated values, like every list option of the generator
-    (generator/cli_lists.py): `--input-shape 1x8,1x4 --input-shape 2` is three inputs. Unlike
+    (generator/cli/lists.py): `--input-shape 1x8,1x4 --input-shape 2` is three inputs. Unlike
     there, a repeated value is kept: two inputs may have one shape."""
 
     def __call__(

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.check.expected import Expected
-from generator.check.run import RunOutput, _crash
+from generator.check.run_sketch import RunOutput, _crash
 from generator.check.stages import StageResult, Status
 
 _ARENA = re.compile(r"Arena: used (\d+) of (\d+) bytes")

@@ -3,7 +3,7 @@ Arduino build rules (`plan.py`); a linker region overflow, or arduino-cli's size
 the board's budgets, fails the stage, with the overflow in bytes (`check` makes it "does not
 fit" on a board other than the UNO Q: `commands/check.py`).
 
-A sketch that does not fit the board (`generator.fit`: its model's arena is larger than the
+A sketch that does not fit the board (`generator.pipeline.fit`: its model's arena is larger than the
 board's RAM for a sketch) must stop at compile time with its own `#error`, naming the board
 (`expected_refusal`). Its compile stage then passes with the verdict `REFUSED` (the rest of
 its stages do not run: `after_refusal`); a compile that succeeds instead, or fails without
@@ -16,11 +16,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator import fit
-from generator.boards import Board
+from generator.boards.budgets import Board
+from generator.check.backends import Build, Toolchain, board_defines
 from generator.check.plan import BuildPlan, plan_build
 from generator.check.stages import REFUSED, StageResult, Status
-from generator.check.toolchains import Build, Toolchain, board_defines
+from generator.pipeline import fit
 from generator.toolchain.objcache import ObjectCache
 
 #: `plan_build` is also imported from here (it was defined here).

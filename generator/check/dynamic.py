@@ -50,19 +50,19 @@ from pathlib import Path
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
-from generator.boards import UNO_Q, Board
-from generator.check.cores import (
+from generator.boards.budgets import UNO_Q, Board
+from generator.boards.cores import (
     CORES,
     FLASH_BASE,
     SKETCH_PARTITION,
     SRAM_BASE,
     CoreFacts,
 )
+from generator.check.backends import GCC_ARM, GccToolchain
 from generator.check.link import LinkLine
 from generator.check.llext import ENODATA, ENOMEM, Loaded, LoadError, load, short_branches_out
 from generator.check.sizes import CoreVerdict, DynamicSizes
 from generator.check.stages import StageResult, Status, misfit_status
-from generator.check.toolchains import GCC_ARM, GccToolchain
 from generator.toolchain.gcc import CORE_DIR
 
 #: The extension's linker script (ours, modelled on the core's build-dynamic.ld).
@@ -85,7 +85,7 @@ COMMON_LDFLAGS = (
 )
 STRIP_TOOL = "arm-none-eabi-strip"
 #: The objects of the emulated board's own half: the firmware in the Dynamic mode.
-#: Each emulator's board file (`generator.boards.EMULATORS`) and each compile-only one
+#: Each emulator's board file (`generator.boards.budgets.EMULATORS`) and each compile-only one
 #: (`toolchains.COMPILE_ONLY_BOARD_FILES`); a link holds one of them.
 FIRMWARE_OBJECTS = (
     "mps2_an505.c.o",
@@ -493,7 +493,7 @@ def judge_dynamic(sizes: DynamicSizes, board: Board) -> StageResult:
             f"{sizes.overflow:,} bytes ({summary})"
         )
     # A symbol not exported (-61) is judged with the UNO Q firmware's export table (the only
-    # one read, generator/check/cores/); on another board that is no verdict: its firmware's
+    # one read, core_exports/); on another board that is no verdict: its firmware's
     # table was not read (the Nano RP2040 Connect's Cortex-M0+ code calls libgcc's Thumb-1
     # `__gnu_thumb1_case_uqi`, which a Cortex-M33 firmware has no reason to export).
     if refused is not None and refused.errno == ENODATA and board != UNO_Q:

@@ -42,15 +42,15 @@ from pathlib import Path
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
-from generator.check.cores import CoreFacts, pinned_core
+from generator.boards.cores import CoreFacts, pinned_core
+from generator.check.backends import GCC_ARM, PRINTF_WRAPS
 from generator.check.dynamic import BOARD_INTERFACE, TOOLCHAIN_DIFFERENCES
 from generator.check.expected import Expected
 from generator.check.llext import Loaded, LoadError, load
-from generator.check.run import RunOutput, judge_run, run_emulated
+from generator.check.run_sketch import RunOutput, judge_run, run_emulated
 from generator.check.stages import StageResult, Status
-from generator.check.toolchains import GCC_ARM, PRINTF_WRAPS
-from generator.errors import FatalError
 from generator.toolchain.gcc import CORE_DIR
+from generator.util.errors import FatalError
 
 STAGE = "dynamic-run"
 BOARD_DIR = CORE_DIR / "board"

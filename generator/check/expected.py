@@ -25,8 +25,8 @@ from typing import Any
 
 import yaml
 
-from generator.errors import FatalError
-from generator.layout import EXAMPLE_EXPECT_FILE
+from generator.library.layout import EXAMPLE_EXPECT_FILE
+from generator.util.errors import FatalError
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
 #: The line every sketch prints when it has finished; the run stops reading there.

@@ -36,8 +36,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from generator.errors import FatalError
-from generator.properties import parse_properties
+from generator.library.properties import parse_properties
+from generator.util.errors import FatalError
 
 #: arduino-cli's limit on the quoted object list (characters), `linker.go`.
 MAX_OBJECT_LIST_CHARS = 30_000

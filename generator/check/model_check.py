@@ -1,5 +1,6 @@
 """Stage 1: the model check of the examples that carry a model (`model.h`), against the
-library's kernel registration (`generator.build.models.check_library_models`); no toolchain needed.
+library's kernel registration (`generator.pipeline.models.check_library_models`); no toolchain
+needed.
 """
 
 from __future__ import annotations
@@ -7,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from generator.build.models import ModelCheckReport, check_library_models
-from generator.errors import FatalError
-from generator.layout import EXAMPLES, MODEL_ARRAY, MODEL_HEADER
+from generator.library.layout import EXAMPLES, MODEL_ARRAY, MODEL_HEADER
+from generator.pipeline.models import ModelCheckReport, check_library_models
+from generator.util.errors import FatalError
 
 #: Files of a sketch folder searched for `MODEL_ARRAY` (a sketch naming it carries a model).
 _SKETCH_TEXT = (".ino", ".h", ".hpp", ".c", ".cpp")

@@ -27,11 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.atomic import write_atomic
-from generator.errors import FatalError
-from generator.layout import EXAMPLES
+from generator.library.layout import EXAMPLES
 from generator.toolchain.gcc import SOURCE_SUFFIXES
 from generator.toolchain.objcache import ObjectCache
+from generator.util.atomic import write_atomic
+from generator.util.errors import FatalError
 
 #: Version-control folders the Arduino builder never looks into (the builder's
 #: SOURCE_CONTROL_FOLDERS: CVS, RCS, .git, .svn, .hg, .bzr).

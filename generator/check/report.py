@@ -4,7 +4,7 @@ JSON shape (`CheckReport.to_dict()`)::
 
     {"library": str, "toolchain": str, "board": str, "passed": bool, "seconds": float,
      "cache": {"hits": int, "misses": int, "failures": int},
-     "model_check": {...} | null,               # generator.build.models.ModelCheckReport
+     "model_check": {...} | null,               # generator.pipeline.models.ModelCheckReport
      "examples": [{"example": str, "passed": bool, "seconds": float,
                    "stages": [{"stage", "status", "summary", "details"}],
                    "sizes": {"flash": B, "ram": B, "dynamic_flash": B, "dynamic_ram": B,
@@ -28,7 +28,8 @@ the emulated Dynamic firmware, `dynamic_run.py`) or "host".
 
 `sizes` holds bytes only, one metric per key, so a sync can diff it against the base's.
 `timing` is the cost of one inference on the board's emulated CPU (`timing.py`; the CPU of its
-`generator.boards.EMULATORS` machine: the UNO Q's Cortex-M33, the Giga's Cortex-M7): the sketch's
+`generator.boards.budgets.EMULATORS` machine: the UNO Q's Cortex-M33, the Giga's Cortex-M7): the
+sketch's
 last `Inference: N us` line in the emulated run ("run": "emulated"; the Dynamic run's when the
 emulated one printed none), N * 1,000 instructions (QEMU `-icount shift=0`, to within 1,000),
 and the Dynamic upload file's count from its own run (null: not run or not printed). `timing`
@@ -45,15 +46,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from generator.boards import EMULATORS, UNO_Q, cpu_name
+from generator.boards.budgets import EMULATORS, UNO_Q, cpu_name
+from generator.boards.linkmode_docs import link_modes_markdown
 from generator.check.arena import ArenaFigures
-from generator.check.linkmodes import link_modes_markdown
-from generator.check.run import EMULATED_KINDS, RunOutput
+from generator.check.run_sketch import EMULATED_KINDS, RunOutput
 from generator.check.sizes import CoreVerdict, DynamicSizes, Sizes
 from generator.check.stages import REFUSED, StageResult, Status
 from generator.check.timing import RESOLUTION_INSTRUCTIONS, InferenceTiming, parse_inferences
-from generator.markdown import code_fence, table
 from generator.toolchain.objcache import CacheStats
+from generator.util.markdown import code_fence, table
 
 #: `code_fence` is also imported from here (it was defined here).
 __all__ = ["STAGES", "CheckReport", "ExampleReport", "ModelCheck", "code_fence"]
@@ -64,7 +65,7 @@ _MARK = {Status.PASS: "✅", Status.FAIL: "❌", Status.SKIP: "➖", Status.MISF
 
 
 class ModelCheck(Protocol):
-    """Stage 1's report (`generator.build.models.ModelCheckReport`)."""
+    """Stage 1's report (`generator.pipeline.models.ModelCheckReport`)."""
 
     @property
     def passed(self) -> bool: ...
@@ -380,7 +381,7 @@ def board_part(report: Mapping[str, Any], key: str) -> dict[str, Any]:
         report: a check report's JSON: `board_data`'s (with `"boards"`, each example entry
             naming its board), or one board's `CheckReport.to_dict()` (no `"boards"`: it is
             returned whole, as a new dict).
-        key: a board key (`generator.boards.check_boards`), e.g. "unoq".
+        key: a board key (`generator.boards.budgets.check_boards`), e.g. "unoq".
     Returns:
         A new dict; `report` is not changed. A board the report lacks gives no entries.
     """

@@ -2,7 +2,7 @@
 
 arduino-cli reports "Sketch uses <text+data> bytes (<p>%) of program storage space" and
 "Global variables use <data+bss> bytes (<p>%) of dynamic memory", percent as an integer
-(size * 100 // maximum). The UNO Q's maxima are in `generator.boards`.
+(size * 100 // maximum). The UNO Q's maxima are in `generator.boards.budgets`.
 
 The Dynamic link (`link_mode=dynamic`, a loadable extension) is its own stage:
 `dynamic.py`; its figures are `DynamicSizes`, here so that the report needs no toolchain.
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.boards import Board
+from generator.boards.budgets import Board
 from generator.check.stages import StageResult, Status, misfit_status
-from generator.errors import FatalError
+from generator.util.errors import FatalError
 
 SIZE_TOOL = "arm-none-eabi-size"
 

@@ -32,8 +32,8 @@ from pathlib import Path
 
 from generator.check.expected import Expected, read_expected
 from generator.check.report import ExampleReport
-from generator.errors import FatalError
-from generator.layout import EXAMPLE_EXPECT_FILE
+from generator.library.layout import EXAMPLE_EXPECT_FILE
+from generator.util.errors import FatalError
 
 #: Exit code of a refused `--sketch`, `--expect` or `--timeout` (argparse's for bad usage;
 #: 1 is a check that ran and failed).

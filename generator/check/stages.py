@@ -4,7 +4,8 @@ The stages, in the report's column order (`report.STAGES`), with the step of `ch
 belongs to (the package docstring) and the module that judges it:
 
 - "compile" (step 2, `compile.py`): the example built for the UNO Q with the chosen toolchain;
-  an example that does not fit the board (`generator.fit`) passes it by stopping with its own
+  an example that does not fit the board (`generator.pipeline.fit`) passes it by stopping with its
+  own
   `#error`, and its later stages are skipped;
 - "sizes" (step 3, `sizes.py`): the static link's flash and RAM against the board's budgets;
 - "dynamic" (step 3, `dynamic.py`): the Dynamic link (`link_mode=dynamic`), its sizes, and
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from generator.boards import UNO_Q, Board
+from generator.boards.budgets import UNO_Q, Board
 
 #: The compile stage's verdict on a sketch that refused the board with its own board-fit
 #: `#error` (`generator.check.compile.judge_refusal`): a pass, and the example does not fit.
@@ -84,7 +85,8 @@ class StageResult:
 
 def misfit_status(board: Board) -> Status:
     """The status of a stage that found the example too big for `board`: `Status.MISFIT`,
-    or `Status.FAIL` on the UNO Q (`generator.boards.UNO_Q`), where every example must fit."""
+    or `Status.FAIL` on the UNO Q (`generator.boards.budgets.UNO_Q`), where every example must
+    fit."""
     return Status.FAIL if board == UNO_Q else Status.MISFIT
 
 

@@ -17,11 +17,11 @@ new one when the held one is expired (`github/Auth.py`: `_is_expired` is true wi
 `TOKEN_REFRESH_THRESHOLD_TIMEDELTA`, 20 s, of `expires_at`). Two changes: the margin is
 `REFRESH_MARGIN` (a git push must stay valid for the whole command, not only its first
 request), and minting goes through `GitHubRepo`'s checked, retried connection, so its failures
-are explained like any other call. Git commands ask the same object (`generator.git.
+are explained like any other call. Git commands ask the same object (`generator.vcs.git.
 TokenSource`), so API calls and git use one token at a time, valid when used.
 
 The private key comes only from the environment (`SYNC_APP_PRIVATE_KEY`), never from argv.
-`generator.commands.sync.sync` takes it out of `os.environ` before anything else, so no child
+`generator.sync.run.sync` takes it out of `os.environ` before anything else, so no child
 process sync starts inherits it; sync's own process keeps it in memory, and the environment
 it was started with stays readable in `/proc/<pid>/environ` (to its user and root) while it
 runs. Every token minted and every JWT signed is kept in `secrets()` so that messages can be
@@ -39,7 +39,7 @@ from github import Auth
 from github.GithubException import BadAttributeException
 from github.InstallationAuthorization import InstallationAuthorization
 
-from generator.errors import FatalError
+from generator.util.errors import FatalError
 
 #: The environment variable the App's private key is read from (PEM, as GitHub downloads it).
 APP_KEY_ENV = "SYNC_APP_PRIVATE_KEY"
@@ -69,7 +69,7 @@ def utc_now() -> datetime:
 
 class InstallationTokens(Auth.AppInstallationAuth):
     """The App's installation tokens for one installation: PyGithub's `AppInstallationAuth`
-    (the `Auth` of the API client) and a `generator.git.TokenSource` (for git).
+    (the `Auth` of the API client) and a `generator.vcs.git.TokenSource` (for git).
 
     Args:
         app_auth: the App's JWT auth (`app_auth` below makes one that records each JWT).

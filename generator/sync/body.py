@@ -1,7 +1,7 @@
 """The sync pull request: its title and body (Markdown), rendered from facts gathered by sync.
 
 Rendering is a pure step: `PullRequestFacts` in, text out (the Jinja2 template
-`generator/templates/pr_body.md.jinja`, in `generator.build.render`'s one environment).
+`templates/github/pr_body.md.jinja`, in `generator.pipeline.render`'s one environment).
 """
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from generator.build.render import render
-from generator.compare import (
+from generator.library.compare import (
     INSTRUCTIONS_NOTE,
     UPSTREAM_COMMIT,
     UPSTREAM_COMPARE,
@@ -20,11 +19,12 @@ from generator.compare import (
     kernels_only_in,
     size_table,
 )
-from generator.errors import FatalError
-from generator.markdown import code_fence, signed
+from generator.pipeline.render import render
 from generator.sync.upstream import UpstreamChanges, inline_code, is_sha, upstream_markdown
+from generator.util.errors import FatalError
+from generator.util.markdown import code_fence, signed
 
-#: The pull request body's template (in generator/templates/).
+#: The pull request body's template (in templates/src/).
 PULL_REQUEST_TEMPLATE = "pr_body.md.jinja"
 
 #: How much of each emulated run the PR body shows (lines, and characters per line).
@@ -43,7 +43,7 @@ def emulated_runs(report: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
 
     Reads `examples[].runs[]` entries with `kind == "emulated"` and their `last_lines`
     (the shape of `generator.check.report.CheckReport.to_dict()`). In a report of more than
-    one board (`generator.commands.check.board_data`) the example is named with its board's
+    one board (`generator.check.runner.board_data`) the example is named with its board's
     name, "AddModel (Arduino Giga R1)".
     """
     boards = report.get("boards")
@@ -88,11 +88,11 @@ class PullRequestFacts:
         branch, base: the sync branch and the base branch.
         ci_note: Markdown shown as a warning at the top (`workflow_token_note`), or None.
         workflow_drift: this generator's workflows that the repo lacks or has in another form
-            (`generator.workflows.installed_drift`); sync never pushes workflow files.
+            (`generator.workflows.render.installed_drift`); sync never pushes workflow files.
         link_modes: the README's link-modes section for this check
-            (`generator.check.linkmodes`); sync never writes the repo's README, so the body
+            (`generator.boards.linkmode_docs`); sync never writes the repo's README, so the body
             carries it over; "" when there is none.
-        boards: the README's boards section for this check (`generator.check.boardsdoc`):
+        boards: the README's boards section for this check (`generator.boards.board_docs`):
             the boards checked, by link mode, with the examples that fit and ran; carried
             over like `link_modes`; "" when there is none.
         upstream: what changed under the ref's `examples/arduino/` since `base_pin` and what

@@ -26,7 +26,7 @@ GitHub's refusal to let the Actions GITHUB_TOKEN open a pull request (a 403 whos
 depends on; no API call can read that setting with a workflow token, so the refusal is the
 only signal.
 
-The token goes only where `generator.urls.token_url_problem` allows: PyGithub builds a
+The token goes only where `generator.util.urls.token_url_problem` allows: PyGithub builds a
 connection for the API root and for every URL of an answer that names another host, port or
 scheme (`Requester.__customConnection`), and sends the token on each; `_Checked*Connection`
 applies the rule before such a connection exists. A redirect of the API (301) to another host
@@ -59,8 +59,6 @@ from urllib3.exceptions import MaxRetryError
 from urllib3.response import BaseHTTPResponse, HTTPResponse
 from urllib3.util.retry import Retry
 
-from generator.errors import FatalError
-from generator.git import StaticToken, TokenSource
 from generator.sync.app import (
     REFRESH_MARGIN,
     AppCredentials,
@@ -68,7 +66,9 @@ from generator.sync.app import (
     app_auth,
     utc_now,
 )
-from generator.urls import check_token_url
+from generator.util.errors import FatalError
+from generator.util.urls import check_token_url
+from generator.vcs.git import StaticToken, TokenSource
 
 DEFAULT_API_URL = "https://api.github.com"
 SYNC_LABEL = "sync"
@@ -301,7 +301,7 @@ class GitHubRepo:
             fake GitHub.
         say: progress lines (no secret), e.g. each App token minted.
     Attributes:
-        tokens: the credential as a `generator.git.TokenSource`, for git.
+        tokens: the credential as a `generator.vcs.git.TokenSource`, for git.
     Raises:
         FatalError: (App only) the installation could not be found: the JWT was refused, the
             App is not installed on the repo, GitHub or the network failed.

@@ -1,6 +1,6 @@
 """Put a regenerated library tree into the library repo's work tree.
 
-Every generated path (`generator.layout.GENERATED_PATHS`) is deleted first, so nothing stale
+Every generated path (`generator.library.layout.GENERATED_PATHS`) is deleted first, so nothing stale
 survives; only generated paths are copied from the build, so what the library repo owns
 (README.md, CHANGELOG.md, .github/) is never touched.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from generator.layout import GENERATED_PATHS
+from generator.library.layout import GENERATED_PATHS
 
 
 def replace_generated(worktree: Path, built: Path) -> list[str]:

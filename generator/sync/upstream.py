@@ -9,16 +9,16 @@ a replaced file never reaches the library. This step lists every change there, s
 sees each one and where it would have to be ported.
 
 Each file's role comes from the tables the build itself reads, so the two cannot drift:
-- used: the copy rules of `vendored/executorch.yaml` (`generator.build.components`), and the
-  examples' data of `generator.build.examples` (`REF_EXAMPLES`, the `.pte` of each example of
-  `generator.layout.EXAMPLES`, and `EXAMPLE_DATA`);
+- used: the copy rules of `vendored/executorch.yaml` (`generator.pipeline.components`), and the
+  examples' data of `generator.pipeline.examples` (`REF_EXAMPLES`, the `.pte` of each example of
+  `generator.library.layout.EXAMPLES`, and `EXAMPLE_DATA`);
 - superseded: the file of the same name in the generator's data (`library_template/`, a
   `.jinja` suffix aside, and the shipped tools in `extras/tools/`): an example's files by
   their path below its folder, other files by name (the shallowest match); plus `RENAMED`,
   upstream files that ours replace under another name;
 - anything else: not used (nothing of the build reads it).
 
-Git: the build's cached clone of ExecuTorch (`generator.build.checkout.cached_clone`) holds
+Git: the build's cached clone of ExecuTorch (`generator.vcs.checkout.cached_clone`) holds
 the new commit, which the build checked out. The previous pin is fetched when the clone lacks
 it, with its trees and no blobs, one commit deep while the clone is shallow, as a build
 fetches (never by git's lazy fetch of a missing commit, which brings the commit's whole
@@ -42,21 +42,21 @@ import git
 from wcmatch import glob
 
 from generator import data_dir
-from generator.build.checkout import cached_clone, fetch_commit
-from generator.build.components import load_component
-from generator.build.examples import EXAMPLE_DATA, REF_EXAMPLES
-from generator.build.render import TEMPLATE_SUFFIX
-from generator.build.vendor import GLOB_FLAGS
-from generator.cache import check_cache_dir, default_cache_dir, repos_lock
-from generator.gitfail import git_reason
-from generator.layout import EXAMPLES
-from generator.markdown import table
-from generator.urls import display_url
+from generator.library.layout import EXAMPLES
+from generator.pipeline.components import load_component
+from generator.pipeline.examples import EXAMPLE_DATA, REF_EXAMPLES
+from generator.pipeline.render import TEMPLATE_SUFFIX
+from generator.pipeline.vendor import GLOB_FLAGS
+from generator.util.cache import check_cache_dir, default_cache_dir, repos_lock
+from generator.util.markdown import table
+from generator.util.urls import display_url
+from generator.vcs.checkout import cached_clone, fetch_commit
+from generator.vcs.failures import git_reason
 
 #: ExecuTorch's Arduino folder, relative to its repository root.
 ARDUINO = "examples/arduino"
 #: The model each example's model.h is made from, in its folder below `REF_EXAMPLES`
-#: (`generator.build.examples.plan_examples`; a test holds the two together).
+#: (`generator.pipeline.examples.plan_examples`; a test holds the two together).
 REF_MODEL = "model.pte"
 #: The generator's data folders whose files replace upstream's by name.
 TEMPLATE_FOLDERS = ("library_template", "extras")
@@ -203,7 +203,7 @@ def compare_url(url: str, old: str, new: str) -> str | None:
 @cache
 def _copy_matchers() -> tuple[tuple[str, str, glob.WcMatcher[str]], ...]:
     """(source folder, destination, matcher) of each copy rule of `vendored/executorch.yaml`
-    (how `generator.build.vendor.apply_rule` matches: globs relative to the source folder)."""
+    (how `generator.pipeline.vendor.apply_rule` matches: globs relative to the source folder)."""
     rules = load_component("executorch").files
     return tuple(
         (
@@ -381,7 +381,7 @@ def arduino_changes(
     Args:
         url: the ExecuTorch URL the build used (`BuildOptions.executorch_repo`); it names the
             cached clone and, on github.com, the compare page.
-        old: the base branch's pin (`generator.git.facts_at(...).pin`), None on a first sync.
+        old: the base branch's pin (`generator.vcs.git.facts_at(...).pin`), None on a first sync.
         new: the commit the build checked out (`BuildResult.sha`).
         cache_dir: the build's cache root (`BuildOptions.cache_dir`; None: the default, as
             the build takes it).

@@ -68,8 +68,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from generator.atomic import write_atomic
-from generator.errors import FatalError
+from generator.util.atomic import write_atomic
+from generator.util.errors import FatalError
 
 
 @cache

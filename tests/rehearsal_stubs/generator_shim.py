@@ -2,7 +2,7 @@
 
 The `python` stub runs this file with the real interpreter. It imports the generator the
 workflow installed (its `PYTHONPATH`, the generator's repo checked out at the pinned
-commit) and runs the real `generator.main.main(ARGS)`, with three stand-ins:
+commit) and runs the real `generator.cli.main.main(ARGS)`, with three stand-ins:
 
 - `sync`: the build and the check are `tests/sync_fixtures.FakeBuild` and `FakeCheck` (the
   real ones need ExecuTorch sources and the board toolchains); PyGithub does not sleep
@@ -56,7 +56,7 @@ def clock() -> datetime:
 def _fake_sync() -> None:
     from sync_fixtures import REFS, FakeBuild, FakeCheck
 
-    from generator.commands import sync as sync_command
+    from generator.sync import run as sync_command
     from generator.sync.github import GitHubRepo
 
     real_run_sync = sync_command.run_sync
@@ -90,7 +90,7 @@ def _fake_sync() -> None:
     # `sync --publish` passes its connect to run_sync itself (overriding the one above).
     sync_command._default_connect = connect  # type: ignore[assignment]
     try:
-        from generator.commands import stage
+        from generator.sync import stage
     except ImportError:
         stage = None  # type: ignore[assignment]
     if stage is not None and hasattr(stage, "CHILD_COMMAND"):
@@ -99,7 +99,7 @@ def _fake_sync() -> None:
 
 
 class _Report:
-    """What `generator.commands.check.check` reads of a report, for a passing check."""
+    """What `generator.check.runner.check` reads of a report, for a passing check."""
 
     def __init__(self, examples: list[str]) -> None:
         from sync_fixtures import FakeCheck
@@ -129,8 +129,8 @@ class _Report:
 
 
 def _fake_check() -> None:
-    from generator.commands import check as check_command
-    from generator.errors import FatalError
+    from generator.check import runner as check_command
+    from generator.util.errors import FatalError
 
     def run_check(library: Path, *, examples: Any = None, **options: Any) -> _Report:
         present = sorted(
@@ -158,7 +158,7 @@ def main(argv: list[str]) -> int:
         _fake_sync()
     elif verb == "check":
         _fake_check()
-    from generator.main import main as generator_main
+    from generator.cli.main import main as generator_main
 
     return generator_main(argv)
 

@@ -1,1 +1,0 @@
-"""One module per verb; each exposes one function of the parsed options."""
