@@ -13,7 +13,7 @@ from generator.lint.rules import ARDUINO_LINT, LM_RULES, OS_RULES, RULES_URL, li
 DEFAULT_NAME = LIBRARY_NAME
 
 
-def add_lint_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The `lint` verb's options."""
     lint = verbs.add_parser(
         "lint",
@@ -30,7 +30,7 @@ def add_lint_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
 
 
-def lint(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Print one line per finding (`LP012 error library.properties: ...`), the longest
     installed and object paths on Windows, then a summary.
 

@@ -1,0 +1,111 @@
+"""`python -m generator build`: generate the library from an ExecuTorch ref
+(`generator.pipeline`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from generator.cli.lists import add_list_option
+from generator.cli.values import git_text, path
+from generator.library.layout import LIBRARY_NAME
+from generator.util.urls import DEFAULT_EXECUTORCH_REPO
+
+
+def add_build_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by `build` and `sync` (sync passes them on to the build)."""
+    parser.add_argument(
+        "--executorch-ref",
+        default="main",
+        type=git_text("a branch, tag or SHA"),
+        metavar="REF",
+        help="ExecuTorch branch, tag or (short) SHA to generate from (default: main)",
+    )
+    parser.add_argument(
+        "--executorch-repo",
+        default=DEFAULT_EXECUTORCH_REPO,
+        type=git_text("a git URL or path"),
+        metavar="URL",
+        help=f"ExecuTorch git URL (default: {DEFAULT_EXECUTORCH_REPO}); "
+        "git's url.<base>.insteadOf applies, which is how local mirrors are used",
+    )
+    parser.add_argument(
+        "--library-version",
+        metavar="X.Y.Z",
+        help="library version, a Semantic Version (X.Y.Z, optionally -prerelease such as "
+        "1.6.0-rc.1); default: derived from the ref's version.txt",
+    )
+    ops = parser.add_mutually_exclusive_group()
+    add_list_option(
+        ops,
+        "--ops",
+        metavar="OP",
+        help="portable root ops to register instead of the default set, e.g. aten::add.out",
+    )
+    ops.add_argument(
+        "--all-ops",
+        action="store_true",
+        help="register every portable op (each sketch still links only its model's kernels; "
+        "a model.h without kernel selection links them all: about twice the UNO Q's flash)",
+    )
+    add_list_option(
+        ops,
+        "--ops-from-pte",
+        metavar="FILE",
+        help="register exactly the operators these .pte files call (selective build)",
+    )
+    dtypes = parser.add_mutually_exclusive_group()
+    add_list_option(
+        dtypes,
+        "--dtypes",
+        metavar="DTYPE",
+        help="compile every portable kernel for only these dtypes (torch names: float32, "
+        "int8, uint8, int32, int64, bool, ...; dtype-selective build); default: all dtypes",
+    )
+    add_list_option(
+        dtypes,
+        "--dtypes-from-pte",
+        metavar="FILE",
+        help="compile each portable kernel for only the dtypes these .pte files pass it "
+        "(dtype-selective build); default: all dtypes",
+    )
+    add_list_option(
+        parser,
+        "--examples",
+        metavar="NAME",
+        help="ship only these examples (default: all of HelloExecuTorch, AddModel, "
+        "KeywordSpotting)",
+    )
+    add_list_option(
+        parser,
+        "--example-pte",
+        metavar="NAME=FILE",
+        help="use FILE as the model of example NAME instead of the .pte the ref ships",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=path,
+        metavar="DIR",
+        help="where checkouts and built tools are cached (default: the user cache folder)",
+    )
+
+
+def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The `build` verb: the build options and where the library is written."""
+    build = verbs.add_parser("build", help="generate the library from an ExecuTorch ref")
+    add_build_options(build)
+    build.add_argument(
+        "--out",
+        type=path,
+        default=Path("build") / LIBRARY_NAME,
+        metavar="DIR",
+        help=f"where the library is written (default: build/{LIBRARY_NAME}); replaced only "
+        "when every step succeeded",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """`python -m generator build`: the main job, with a summary of what it wrote."""
+    from generator.pipeline.run import build
+
+    return build(args)
