@@ -7,7 +7,7 @@ extras/tools/et_model_h.py, compiles N .cpp files that each include it and take 
 address (arm-none-eabi-g++ at the UNO Q's flags, generator/toolchain/gcc.py), links them
 statically with --gc-sections, and prints the flash (.text + .rodata + .data, bytes) with the
 header as written (C++17 inline variables: one copy) and with the earlier `const` array (one copy
-per file). Not a test: tests/test_model_h_one_copy.py asserts the one definition.
+per file). Not a test: tests/unit/pipeline/test_model_h_one_copy.py asserts the one definition.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ numbers and the conclusion are recorded at the top of generator/toolchain/objcac
 The compiles are exactly the ones `check` runs: every example of the library, for the board
 (gcc-arm) and for the host sanitizer build, as the toolchains list them (a recording cache
 stands in for the object cache to collect them). Always of the TINY library of
-tests/check_fixtures.py; with `--library` also of a real one
+tests/support/check_fixtures.py; with `--library` also of a real one
 (`python -m generator build --out DIR`). Each back end compiles them example by example, as
 check does (an example's build reuses the library objects the one before it compiled):
 

@@ -17,7 +17,7 @@ edges of the instrumented Python, and `ft`, features), corpus size and findings.
 keeps going after a finding: each distinct one (exception type and the line it came from, or
 "slow") is saved once as `WORK/findings/<kind>-<hash>.bin` with its traceback beside it
 (`.txt`), so a 10-minute run reports every finding it reached, not the first. Replay a saved
-input with `--replay`; fixed ones become cases of tests/test_fuzz_regressions.py.
+input with `--replay`; fixed ones become cases of tests/tools/test_fuzz_regressions.py.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ up to 4 KB, its model.h (`model_h` with its operators; ValueError is that functi
 documented error for an operator name no C symbol can be made of), which must read back to
 the same bytes.
 
-The program reader is the one the unit tests use (tests/reader_fixture.py: flatc's Python
+The program reader is the one the unit tests use (tests/support/reader_fixture.py: flatc's Python
 for the executorch wheel's schema, the PyPI FlatBuffers runtime), or a library's
 `extras/tools/pte_schema` with `--reader`. Seeds: the `.pte` files of tests/fixtures/pte/.
 """

@@ -15,7 +15,8 @@ What reads C++ (and the schema) that upstream and its codegen hand us, each give
   step, on the ref's `program.fbs` and flatc's Python): `FatalError`.
 
 Anything else escaping is a finding (see benchmarks/fuzz_common.py). Seeds: the fixture
-upstream's registration sources (tests/et_fixture.py, tests/test_model_check.py) and, when
+upstream's registration sources (tests/support/et_fixture.py,
+tests/unit/pipeline/test_model_check.py) and, when
 the ExecuTorch snapshot is there (`--executorch`, default the machine's mirror), the real
 `register_prim_ops.cpp`, XNNPACK's backend registration and `program.fbs` of `SNAPSHOT_REF`
 (read at run time, never copied into the repository).

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # tests import their helpers (et_fixture, upstream)
+sys.path.insert(0, str(Path(__file__).parent / "support"))  # helpers: et_fixture, upstream…
 
 from et_fixture import Upstream, make_upstream
 from github_fake import FakeGitHub, GitHubSpec, load, missing_reason

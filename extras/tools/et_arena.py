@@ -46,7 +46,7 @@ bytes more), measured from the arena's start as `ETModel::arenaUsed()` measures 
 
 The sizes and alignments (`TYPES`) are those of arm-none-eabi-g++ 12 for the Cortex-M33 at the
 UNO Q's flags against ExecuTorch cff6f4dd (v1.5.0 pin); an e2e test compiles them with
-`static_assert`s against the real library (tests/test_arena_size.py).
+`static_assert`s against the real library (tests/tools/test_arena_size.py).
 
 Not modelled: Program::load and the data loader allocate nothing from the arena (program.cpp);
 execute() takes its temporaries from the platform allocator (`et_pal_allocate`), not the arena.

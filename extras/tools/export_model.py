@@ -466,7 +466,7 @@ def export_int8(
 
     The recipe of ExecuTorch's examples/arduino/export_model.py (cff6f4dd, `export_model`);
     the one recipe of this repository (tests/fixtures/zoo/export_zoo.py and
-    tests/test_e2e_user_model.py, which runs it on the emulated board, call these functions).
+    tests/e2e/test_e2e_user_model.py, which runs it on the emulated board, call these functions).
 
     Raises:
         ExportError: the exporter does not import. Anything torch.export, torchao or exir

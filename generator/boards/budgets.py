@@ -478,7 +478,7 @@ def is_compact(board: Board) -> bool:
 def helium_stand_in() -> Board:
     """A Cortex-M55 with MVE (Helium) on QEMU mps3-an547, which no board of the table has (the
     EK-RA8D1's Cortex-M85 is built without it): the stand-in the CMSIS-NN MVE tier is checked
-    on (`benchmarks/bench_tiers.py`, `tests/test_e2e_check.py`). The EK-RA8D1's row with MVE
+    on (`benchmarks/bench_tiers.py`, `tests/e2e/test_e2e_check.py`). The EK-RA8D1's row with MVE
     flags, 512 KiB of flash (mps3_an547.ld's FLASH window) and the UNO Q's RAM, so that
     KeywordSpotting fits; no board macro, since it is no EK-RA8D1 (whose macro compiles the
     compact runtime)."""

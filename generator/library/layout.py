@@ -2,7 +2,7 @@
 
 The one definition of each name. The tools shipped in every library (`extras/tools/`,
 standard library only) cannot import this module and keep their own copies of the names
-they need; `tests/test_one_source.py` checks that the copies agree.
+they need; `tests/unit/pipeline/test_one_source.py` checks that the copies agree.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ temporary name first and are renamed, so concurrent runs never see half an objec
 #     ccache, default (direct, else preprocessor; 1 round)       252 / -    4.1 / -    3.9 / -
 #     ccache, preprocessor mode only (CCACHE_NODIRECT; 1 round)  182 / -   38.1 / -   42.2 / -
 #     no cache (1 round)                                         573 / -
-#   TINY library (tests/check_fixtures.py: 28 compiles), best of 3:
+#   TINY library (tests/support/check_fixtures.py: 28 compiles), best of 3:
 #     ours 2.0 / 3.2 cold, 0.06 / 0.06 warm; ccache depend 2.4 / 3.3, 0.07 / 0.11;
 #     ccache default 3.0 / 3.9, 0.10 / 0.11; ccache preprocessor mode 2.8 / 3.9, 0.45 / 0.73
 #
