@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the TINY library
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))  # TINY
 
 from check_fixtures import HELLO_EXPECTED, HELLO_SKETCH, write_library
 

@@ -44,7 +44,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere
-sys.path.insert(0, str(ROOT / "tests"))  # the fixtures' program reader
+sys.path.insert(0, str(ROOT / "tests" / "support"))  # the fixtures' program reader
 
 #: libFuzzer stops a run whose input takes this long (a hang, or a regex that never ends);
 #: inputs slower than `--slow` but below it are findings recorded without stopping.

@@ -16,7 +16,7 @@ What reads C++ (and the schema) that upstream and its codegen hand us, each give
 
 Anything else escaping is a finding (see benchmarks/fuzz_common.py). Seeds: the fixture
 upstream's registration sources (tests/support/et_fixture.py,
-tests/unit/pipeline/test_model_check.py) and, when
+tests/support/library_fixture.py) and, when
 the ExecuTorch snapshot is there (`--executorch`, default the machine's mirror), the real
 `register_prim_ops.cpp`, XNNPACK's backend registration and `program.fbs` of `SNAPSHOT_REF`
 (read at run time, never copied into the repository).
@@ -115,7 +115,7 @@ def _snapshot(git_dir: Path) -> dict[str, bytes]:
 def seeds(args: argparse.Namespace) -> dict[str, bytes]:
     """The fixture upstream's registrations, and the snapshot's files when it is there."""
     from et_fixture import ET_VIEW_CPP, PRIM_OPS_CPP
-    from test_model_check import registration_cpp
+    from library_fixture import registration_cpp
 
     out = {
         "codegen.cpp": registration_cpp({"aten::add.out": 5, "aten::mul.out": 4}).encode(),

@@ -96,7 +96,7 @@ NOT_CALLABLE = 3
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A library tree registering the kernels of FLOAT_KERNELS and INT8_KERNELS."""
-    from test_model_check import make_library
+    from library_fixture import make_library
 
     root = make_library(
         tmp_path_factory.mktemp("lib") / "ExecuTorch", {**FLOAT_KERNELS, **INT8_KERNELS}
@@ -264,7 +264,7 @@ def test_a_saved_exported_program_and_example_inputs_file(library: Path, models:
 def test_a_model_the_library_cannot_run_is_refused_and_nothing_written(
     tmp_path: Path, models: Path
 ) -> None:
-    from test_model_check import make_library
+    from library_fixture import make_library
 
     lib = make_library(tmp_path / "NoAddmm", {"aten::permute_copy.out": 4})
     shutil.copytree(

@@ -18,8 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "extras" / "tools")
 
 import et_checks
 import et_pte
+from library_fixture import KERNELS_AT_CFF6F4DD, make_library
 from reader_fixture import write_wheel_reader
-from test_model_check import KERNELS_AT_CFF6F4DD, make_library
 
 from generator.pipeline.dtypes import dtypes_in_ptes
 from generator.pipeline.models import ops_in_pte, read_program, write_model_header

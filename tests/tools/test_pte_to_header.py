@@ -231,7 +231,7 @@ def checked_library(root: Path, kernels: dict[str, int]) -> Path:
     """A library tree with what the model check reads (tests/unit/pipeline/test_model_check.py's
     make_library: schema, program reader, a registration of `kernels`) and this repo's
     extras/tools, as in a generated library."""
-    from test_model_check import make_library
+    from library_fixture import make_library
 
     make_library(root, kernels)
     shutil.copytree(
@@ -278,7 +278,7 @@ def test_refuses_a_delegate_the_library_does_not_register(tmp_path: Path) -> Non
 
 def test_refuses_a_dtype_the_library_was_built_without(tmp_path: Path) -> None:
     import et_dtypes
-    from test_dtypes import header_keeping
+    from library_fixture import header_keeping
 
     from generator.pipeline.dtypes import config_header
 
