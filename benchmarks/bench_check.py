@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
 from generator.check.report import CheckReport
-from generator.check.runner import run_check
+from generator.check.run import run_check
 
 
 def _row(cells: list[str]) -> str:

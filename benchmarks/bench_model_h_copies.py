@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "extras" / "tools")]
+sys.path[:0] = [str(ROOT), str(ROOT / "data" / "extras" / "tools")]
 
 import et_model_h  # noqa: E402
 

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "extras" / "tools"))
+sys.path.insert(0, str(ROOT / "data" / "extras" / "tools"))
 
 import et_model_h  # noqa: E402
 

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from generator.boards.budgets import UNO_Q, Board, check_boards, helium_stand_in  # noqa: E402
-from generator.check.runner import run_check  # noqa: E402
+from generator.check.run import run_check  # noqa: E402
 
 EXAMPLE = "KeywordSpotting"
 _M55_FLASH = 512 * 1024  # mps3_an547.ld's FLASH (QEMU mps3-an547's ITCM-less flash window)

@@ -25,7 +25,7 @@ def package_path(*parts: str) -> Path:
     return where
 
 
-#: Every data folder, each at the repository's root (one root for data), and what it holds.
+#: Every data folder, each in the repository's `data/` (the one data root), and what it holds.
 DATA_FOLDERS = {
     "library_template": "the library's own files, copied or rendered into every library",
     "vendored": "each third-party component as data: source, pin, files, license",
@@ -40,10 +40,10 @@ DATA_FOLDERS = {
 def data_dir(name: str) -> Path:
     """The data folder `name`, one of `DATA_FOLDERS`.
 
-    The repository keeps these at its root; an installed generator carries them as package data
+    The repository keeps these in `data/`; an installed generator carries them as package data
     in `generator/_data/<name>` (pyproject.toml maps them there, so there is one copy of each).
     """
     if name not in DATA_FOLDERS:
         raise KeyError(f"{name!r} is not a data folder (DATA_FOLDERS)")
     packaged = package_path("_data", name)
-    return packaged if packaged.is_dir() else PROJECT_ROOT / name
+    return packaged if packaged.is_dir() else PROJECT_ROOT / "data" / name

@@ -1,6 +1,6 @@
 """The generator's data folders, in an installed generator.
 
-pyproject.toml maps the repository's root folders `library_template/`, `vendored/`, `extras/`
-and `workflows/` here when a wheel is built; a checkout has none of them here, and
-`generator.data_dir` reads them from the root instead.
+pyproject.toml maps each folder of the repository's `data/` (`generator.DATA_FOLDERS`) here
+when a wheel is built; a checkout has none of them here, and `generator.data_dir` reads them
+from `data/` instead.
 """

@@ -127,7 +127,7 @@ BOARDS: dict[str, Board] = {"unoq": UNO_Q}
 #: - build.board (each row's `build_board`, whence its compile macro `ZephyrBoard.macro`):
 #:   boards.txt `<key>.build.board`, which platform.txt passes as `-DARDUINO_{build.board}`.
 #: - emulator: a QEMU machine whose CPU runs code built with the row's flags
-#:   (emulated_core/board/<machine file>.c/.ld): Cortex-M33 on mps2-an505,
+#:   (data/emulated_core/board/<machine file>.c/.ld): Cortex-M33 on mps2-an505,
 #:   Cortex-M7 on mps2-an500, Cortex-M4 on mps2-an386, Cortex-M55/M85 on mps3-an547; none for
 #:   the Cortex-M0+ (QEMU 7.2's `-M help` lists no M0+ machine).
 ZEPHYR_CORE_BOARDS_TXT = "arduino/ArduinoCore-zephyr boards.txt@03c7e065"
@@ -145,7 +145,7 @@ class Emulator:
     Attributes:
         machine: the `qemu-system-arm -M` name.
         cpu: the machine's CPU (QEMU's default CPU type for it).
-        board_file: the stem of its board half, `emulated_core/board/<stem>.c`
+        board_file: the stem of its board half, `data/emulated_core/board/<stem>.c`
             and `.ld`.
     """
 

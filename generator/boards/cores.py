@@ -52,7 +52,7 @@ from pathlib import Path
 from generator import data_dir
 
 CORES_DIR = data_dir("core_exports")
-#: The core version the rendered workflows install (`workflows/*.yml` ZEPHYR_CORE);
+#: The core version the rendered workflows install (`data/workflows/*.yml` ZEPHYR_CORE);
 #: tests/unit/boards/test_cores.py keeps them equal, and keeps it a row of `CORES` or of `UNREAD`.
 #: 0.90.0
 #: with Arduino_RouterBridge 0.4.3, as the live executorch-arduino CI installs them

@@ -10,6 +10,6 @@
    AddressSanitizer + UBSan, compared with the example's expected.yaml (`run.py`);
 5. the method arena measured in the emulated run (`arena.py`).
 
-The verb that runs them is `generator.check.runner` (`run_check`), which returns a
+The verb that runs them is `generator.check.run` (`run_check`), which returns a
 `CheckReport` (`report.py`) with the Markdown and JSON forms.
 """

@@ -24,7 +24,7 @@ Source: arduino/ArduinoCore-zephyr `platform.txt` at the tags of `cores.py`:
 
 The check's link differs from the board's in these ways, each on purpose:
 
-- The core is the check's (ArduinoCore-API, committed in `vendored/arduinocore-api/`, and
+- The core is the check's (ArduinoCore-API, committed in `data/vendored/arduinocore-api/`, and
   our `arduino_core/`), plus the wrappers of the core version judged
   (`CoreFacts.wrapped`: the board core's `cores/arduino/llext_wrappers.c`, here as naked
   trampolines `movw/movt r12, __real_<f>; bx r12`, what 0.55.1 writes for the AEABI ones).
@@ -493,7 +493,7 @@ def judge_dynamic(sizes: DynamicSizes, board: Board) -> StageResult:
             f"{sizes.overflow:,} bytes ({summary})"
         )
     # A symbol not exported (-61) is judged with the UNO Q firmware's export table (the only
-    # one read, core_exports/); on another board that is no verdict: its firmware's
+    # one read, data/core_exports/); on another board that is no verdict: its firmware's
     # table was not read (the Nano RP2040 Connect's Cortex-M0+ code calls libgcc's Thumb-1
     # `__gnu_thumb1_case_uqi`, which a Cortex-M33 firmware has no reason to export).
     if refused is not None and refused.errno == ENODATA and board != UNO_Q:

@@ -9,7 +9,7 @@ clock (`SYSCLK_HZ` in arduino_core/board/mps2_an505.c, `sysclk_frq` of the mps2-
 in QEMU's hw/arm/mps2-tz.c), so `micros()` is exact microseconds of virtual time.
 
 A sketch prints, after each `ETModel::run()`, the line `Inference: <N> us` (N =
-`ETModel::lastRunMicros()`, the examples of `library_template/examples/`). Each microsecond is
+`ETModel::lastRunMicros()`, the examples of `data/library_template/examples/`). Each microsecond is
 1,000 instructions: the figure is N * 1,000, to within 1,000 instructions (`micros()` is read
 truncated to whole microseconds at both ends of the run). Instructions, not cycles: a board's
 time for them also depends on its clock, its flash wait states and how many cycles each

@@ -88,6 +88,6 @@ def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 def run(args: argparse.Namespace) -> int:
     """`python -m generator check`: every stage of every example, then the report."""
-    from generator.check.runner import check
+    from generator.check.run import check
 
     return check(args)

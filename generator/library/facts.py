@@ -42,7 +42,7 @@ from generator.library.properties import properties_version
 #: The shape of extras/library.json; a reader of another format falls back (module docstring).
 FORMAT = 1
 #: The line of extras/PROVENANCE.txt that holds ExecuTorch's version.txt
-#: (library_template/extras/PROVENANCE.txt.jinja: "upstream version: 1.5.1").
+#: (data/library_template/extras/PROVENANCE.txt.jinja: "upstream version: 1.5.1").
 _UPSTREAM_LINE = re.compile(r"^upstream version:[ \t]*(\S.*?)[ \t]*$", re.MULTILINE)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 #: The name the library is registered under in the Library Manager (`name=` of its
-#: library.properties, which library_template/library.properties.jinja writes; a test checks).
+#: library.properties, which data/library_template/library.properties.jinja writes; a test checks).
 LIBRARY_NAME = "ExecuTorch"
 #: The Library Manager's metadata (its `version=` is the library version).
 PROPERTIES_FILE = "library.properties"
@@ -53,7 +53,7 @@ REGISTRATION_GLOB = "Register*Kernels*.cpp"
 #: selection its table registers only when a sketch's model.h selects a prim op, or with every
 #: kernel through the fallback).
 PRIM_OPS_SOURCE = "src/executorch/kernels/prim_ops/register_prim_ops.cpp"
-#: The one platform layer the library ships (ours, from library_template/).
+#: The one platform layer the library ships (ours, from data/library_template/).
 PLATFORM_DIR = "src/executorch/runtime/platform/default"
 #: The ExecuTorch schema the library was generated with (program.fbs, scalar_type.fbs):
 #: the model checker decodes .pte files against it.

@@ -1331,7 +1331,7 @@ def _sc001_arduino_h_case(lib: _Library) -> list[Problem]:
 # --- installing on every OS (OS): generator.library.install_paths ----------------------------
 
 _VENDORED_FIX = (
-    "a vendored file keeps its upstream path: exclude it in its vendored/*.yaml copy rule, "
+    "a vendored file keeps its upstream path: exclude it in its data/vendored/*.yaml copy rule, "
     "or ship it under another path"
 )
 

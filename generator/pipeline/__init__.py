@@ -4,7 +4,7 @@
 1. check out ExecuTorch at the ref into the cache (`checkout.py`), read its version and the
    examples' models (`sources.py`, `examples.py` plans them);
 2. check out each third-party component at the commit that tree pins (`sources.py`, with
-   what each component is from `vendored/*.yaml`: `components.py`);
+   what each component is from `data/vendored/*.yaml`: `components.py`);
 3. generate the program reader, flatc's Python for the ref's schema (`reader.py`);
 4. select the op set (`opset.py`; `--ops-from-pte` read with `models.py`);
 5. run the ref's kernel-registration codegen for it (`codegen.py`);

@@ -11,7 +11,7 @@ Sense ME and Nicla Voice both build as `NICLA`) share one line, which says which
 advice is for.
 
 Written before the include closure is followed (the header is one of its starts), from
-`templates/src/executorch_board_check.h.jinja`; the same table gives the same bytes.
+`data/templates/src/executorch_board_check.h.jinja`; the same table gives the same bytes.
 """
 
 from __future__ import annotations

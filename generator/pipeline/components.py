@@ -1,6 +1,6 @@
-"""What each vendored component is: read from `vendored/*.yaml` (data, not code).
+"""What each vendored component is: read from `data/vendored/*.yaml` (data, not code).
 
-The code here is what the data cannot say (vendored/README.md): which components the build
+The code here is what the data cannot say (data/vendored/README.md): which components the build
 reads, in which order (`THIRD_PARTY`), and what each `pin` kind means (`pinned_revision`).
 """
 
@@ -37,7 +37,7 @@ class CopyRule:
 
 @dataclass(frozen=True)
 class Component:
-    """One vendored component (see vendored/README.md for the keys)."""
+    """One vendored component (see data/vendored/README.md for the keys)."""
 
     key: str
     name: str
@@ -65,7 +65,7 @@ def _rule(raw: dict[str, Any]) -> CopyRule:
     )
 
 
-#: The `role` of a component the build ships (the default); `vendored/arduinocore-api.yaml`
+#: The `role` of a component the build ships (the default); `data/vendored/arduinocore-api.yaml`
 #: is `check-core`: the Arduino API `check` compiles against, never in a library.
 LIBRARY_ROLE = "library"
 #: libyaml's safe loader when PyYAML has it (about ten times faster), else the pure-Python one.
@@ -73,7 +73,7 @@ SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def load_component(key: str, folder: Path = VENDORED_DIR) -> Component:
-    """Read `vendored/<key>.yaml`, a component the build ships.
+    """Read `data/vendored/<key>.yaml`, a component the build ships.
 
     Raises:
         FatalError: when the file is missing, lacks a required key, or describes a component
@@ -86,7 +86,7 @@ def load_component(key: str, folder: Path = VENDORED_DIR) -> Component:
         if role != LIBRARY_ROLE:
             raise FatalError(
                 f"{path} describes {raw['name']}, whose role is {role!r}: it is not shipped in "
-                f"a library, so the build cannot vendor it (see vendored/README.md)"
+                f"a library, so the build cannot vendor it (see data/vendored/README.md)"
             )
         return Component(
             key=key,
@@ -107,7 +107,7 @@ def load_component(key: str, folder: Path = VENDORED_DIR) -> Component:
         raise FatalError(f"{path} is not a valid component description: {e!r}") from None
 
 
-#: The third-party components (`vendored/<key>.yaml`), in the order PROVENANCE and the licenses
+#: The third-party components (`data/vendored/<key>.yaml`), in the order PROVENANCE and the licenses
 #: README list them; the build hands each on by name (`generator.pipeline.sources.ThirdParty`).
 THIRD_PARTY = ("flatbuffers", "flatcc", "cmsis-nn")
 
@@ -145,4 +145,4 @@ def pinned_revision(component: Component, executorch: Checkout) -> tuple[str, st
         return component.url, revision.lower() if re.fullmatch(
             r"[0-9a-fA-F]{40}", revision
         ) else revision
-    raise FatalError(f"vendored/{component.key}.yaml: unknown pin kind {kind!r}")
+    raise FatalError(f"data/vendored/{component.key}.yaml: unknown pin kind {kind!r}")

@@ -1,5 +1,5 @@
 """Step 11: the examples (planned in step 1, written here). Sketches are ours
-(library_template/examples/); their data comes from the ref: each `model.h` is made from the
+(data/library_template/examples/); their data comes from the ref: each `model.h` is made from the
 `.pte` the ref ships under `examples/arduino/examples/<Example>/`, and KeywordSpotting's MFCC
 inputs are copied from there.
 `.pth` and `.pte` files never land in the library.

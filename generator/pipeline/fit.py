@@ -18,7 +18,7 @@ The build writes between them (`render_fit`, from the model.h it ships): a heade
 saying which boards the model does not fit and why, with the figures, and a preprocessor
 block with one `#error` per such board, each under the macro that board's core defines
 (`ZephyrBoard.macro`, `-DARDUINO_<build.board>`), so the compile stops on that board with a
-message naming it. The check (`generator/check/runner.py`) compiles with the board's macro
+message naming it. The check (`generator/check/run.py`) compiles with the board's macro
 and expects that message on each board `refusal` names (`expected_refusal`).
 """
 

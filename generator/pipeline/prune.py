@@ -6,7 +6,7 @@ calls them: every source of a third-party component (CMSIS-NN's `Source/**`, fla
 and the helper sources found by following includes (`kernels/portable/cpu/util/*.cpp`, ...).
 These are the *candidates*. Every other source under `src/` is a *root*: ExecuTorch's runtime,
 the operator and kernel-registration sources, the prim ops and our own sources
-(library_template/src), whatever their names and however many there are.
+(data/library_template/src), whatever their names and however many there are.
 
 A candidate ships when the linker could take it, found from the objects, not from a hand list:
 

@@ -164,7 +164,7 @@ def write_program_reader(
     if not (runtime / "__init__.py").is_file() or not (runtime / "table.py").is_file():
         raise FatalError(
             f"{runtime} is not FlatBuffers' Python runtime (no __init__.py and table.py); "
-            f"the FlatBuffers checkout needs {RUNTIME_PATH} (vendored/flatbuffers.yaml)"
+            f"the FlatBuffers checkout needs {RUNTIME_PATH} (data/vendored/flatbuffers.yaml)"
         )
     version = version or flatc_version(flatc) or "(unknown version)"
     dest.parent.mkdir(parents=True, exist_ok=True)

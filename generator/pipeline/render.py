@@ -1,9 +1,9 @@
 """Step 14: render the library's metadata with Jinja2 (a pure step from `Provenance` to files).
 
 Every template is a plain Jinja file in one environment, found in one of two folders: the
-library's own files in `library_template/` (a folder that mirrors the library: `src/`,
+library's own files in `data/library_template/` (a folder that mirrors the library: `src/`,
 `examples/`, `library.properties.jinja`, `README.md.jinja`, `extras/PROVENANCE.txt.jinja`, ...)
-and everything else the generator writes in `templates/src/` (the sync pull request's
+and everything else the generator writes in `data/templates/src/` (the sync pull request's
 body). The rule is copier's: a file whose name ends in `.jinja` is rendered and loses the
 suffix, every other file is copied as it is. Nothing rendered holds a timestamp, so the same
 inputs give byte-identical files.
@@ -64,7 +64,8 @@ def write_pin(library: Path, sha: str) -> None:
 
 
 def render_metadata(library: Path, provenance: Provenance, link_modes: str, boards: str) -> None:
-    """Render every `*.jinja` of `library_template/` into `library`, at its path without the suffix,
+    """Render every `*.jinja` of `data/library_template/` into `library`, at its path without the
+    suffix,
     and write extras/library.json (`write_facts`).
 
     That is library.properties, README.md, extras/PROVENANCE.txt and the licenses README. Each

@@ -481,7 +481,7 @@ def _vendor_sources(
     et_tree: Mapping[str, Any],
     steps: StepCache,
 ) -> VendoredSources:
-    """Copy every component's files, the op sources, our sources (library_template/src), the
+    """Copy every component's files, the op sources, our sources (data/library_template/src), the
     board check (`board_check.py`) and every header they include, into `library`; the include
     closure comes from the step cache (`steps`, keyed by `et_tree` and the tree so far) when it
     holds it."""

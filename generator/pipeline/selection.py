@@ -57,11 +57,11 @@ registry is one contiguous array behind the public `get_registered_kernels()` sp
 a sketch registers is known only at link time (model.h files in several translation units),
 where no count can be summed into an array size without a per-sketch flag.
 
-The C++ written is Jinja templates in `templates/src/` (`RegisterKernelsByOperator.cpp`,
+The C++ written is Jinja templates in `data/templates/src/` (`RegisterKernelsByOperator.cpp`,
 `KernelSelectionAll.cpp`, `KernelSelection.cpp`, `prim_ops_selection.cpp`, each `.jinja`, and
-the shared `kernel_selection.jinja`), rendered by `render.render`. Not in `library_template/`:
+the shared `kernel_selection.jinja`), rendered by `render.render`. Not in `data/library_template/`:
 `render_metadata` renders every `.jinja` there into every library with only the `Provenance`,
-and the build copies `library_template/src` as it is; these files need this step's facts (the
+and the build copies `data/library_template/src` as it is; these files need this step's facts (the
 operators), and two of them are pieces of upstream files rather than files of their own. The
 two edits of upstream sources are `patches.py`'s `PRIM_OPS_ON_SELECTION` and
 `REGISTRY_CALLS_KERNEL_SELECTION`, applied here, after the dtypes as before, not in the patch

@@ -20,7 +20,7 @@ class ExecutorchSource:
     """ExecuTorch at the ref, and what the library is called for it.
 
     Attributes:
-        component: `vendored/executorch.yaml`; checkout: the work tree at the pinned SHA.
+        component: `data/vendored/executorch.yaml`; checkout: the work tree at the pinned SHA.
         upstream_version: the ref's version.txt, verbatim.
         library_version: the Library Manager version (given, or derived from version.txt).
     """
@@ -46,7 +46,7 @@ class PinnedSource:
     """A third-party component at the commit ExecuTorch pins.
 
     Attributes:
-        component: its `vendored/<key>.yaml`; url: where it was checked out from, for display
+        component: its `data/vendored/<key>.yaml`; url: where it was checked out from, for display
         (no user-info); sha: the full SHA; path: the work tree.
     """
 

@@ -1,6 +1,6 @@
 """Step 6: vendor sources into the library tree.
 
-- Each component's copy rules (vendored/*.yaml) bring the runtime, c10/torch headers,
+- Each component's copy rules (data/vendored/*.yaml) bring the runtime, c10/torch headers,
   FlatBuffers, flatcc and CMSIS-NN, and the ref's model-conversion scripts when it has them.
 - Only the operator sources that are registered ship: the `op_*.cpp` of each selected
   operator, then whatever headers and helper sources they need, found by following their
@@ -64,7 +64,7 @@ def apply_rule(rule: CopyRule, tree: Path, library: Path, what: str = "the check
     if not source.is_dir():
         raise FatalError(
             f"{rule.source} is missing from the checkout at {tree}; the component's layout "
-            "changed (update its copy rules in vendored/)"
+            "changed (update its copy rules in data/vendored/)"
         )
     matcher = glob.compile(rule.include, flags=GLOB_FLAGS, exclude=rule.exclude or None)
     written: list[Path] = []

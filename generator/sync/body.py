@@ -1,7 +1,7 @@
 """The sync pull request: its title and body (Markdown), rendered from facts gathered by sync.
 
 Rendering is a pure step: `PullRequestFacts` in, text out (the Jinja2 template
-`templates/github/pr_body.md.jinja`, in `generator.pipeline.render`'s one environment).
+`data/templates/github/pr_body.md.jinja`, in `generator.pipeline.render`'s one environment).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from generator.sync.upstream import UpstreamChanges, inline_code, is_sha, upstre
 from generator.util.errors import FatalError
 from generator.util.markdown import code_fence, signed
 
-#: The pull request body's template (in templates/src/).
+#: The pull request body's template (in data/templates/src/).
 PULL_REQUEST_TEMPLATE = "pr_body.md.jinja"
 
 #: How much of each emulated run the PR body shows (lines, and characters per line).
@@ -43,7 +43,7 @@ def emulated_runs(report: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
 
     Reads `examples[].runs[]` entries with `kind == "emulated"` and their `last_lines`
     (the shape of `generator.check.report.CheckReport.to_dict()`). In a report of more than
-    one board (`generator.check.runner.board_data`) the example is named with its board's
+    one board (`generator.check.run.board_data`) the example is named with its board's
     name, "AddModel (Arduino Giga R1)".
     """
     boards = report.get("boards")

@@ -4,7 +4,7 @@ request on the library repo, with the `check` report attached.
 Data flows one way, one named step each: clone the library repo -> build the library
 (`generator.pipeline.run`) -> replace the generated paths on the sync branch -> refuse a
 closed pull request, someone else's commits and a reused or lower version -> lint -> check
-(`generator.check.runner`) -> commit and push -> pull request -> older sync pull requests
+(`generator.check.run`) -> commit and push -> pull request -> older sync pull requests
 closed as superseded. Everything happens in a temporary clone; the library repo changes only
 by the push of our own `sync/` branch and the pull request, and a push is undone if the pull
 request then fails. Only once the pull request stands are the other open sync pull requests
@@ -41,8 +41,8 @@ from generator.boards.budgets import UNO_Q, check_boards
 from generator.boards.linkmode_docs import link_modes_markdown, update_sketches
 from generator.check.compile import CompileResult
 from generator.check.report import CheckReport, board_part
+from generator.check.run import board_data, board_keys, run_check
 from generator.check.run_sketch import RunOutput
-from generator.check.runner import board_data, board_keys, run_check
 from generator.library.compare import instruction_rows, size_rows
 from generator.library.facts import facts_in_folder
 from generator.library.layout import (
@@ -450,7 +450,7 @@ def _default_build(options: BuildOptions, out: Path) -> BuildResult:
 
 def sync_board_keys(values: Collection[str]) -> list[str]:
     """The keys of the boards sync checks, in order: `values` as `check --board` takes them
-    (`generator.check.runner.board_keys`: keys of `check_boards()`, `all` for every one).
+    (`generator.check.run.board_keys`: keys of `check_boards()`, `all` for every one).
 
     Raises:
         FatalError: a key the board table lacks, or no `unoq` among them (the pull request's

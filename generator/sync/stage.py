@@ -20,7 +20,7 @@ the same user, and so does `/proc/<ppid>/environ` of a child. So:
 
 A child run as root could read any process's memory (CAP_SYS_PTRACE): the child drops that
 capability from its bounding set before it execs (`_drop_ptrace`), but root keeps others
-(reading any file, for one), so as root only separate jobs (workflows/sync.yml: the prepare
+(reading any file, for one), so as root only separate jobs (data/workflows/sync.yml: the prepare
 job has no secret at all) keep the token away from upstream code.
 """
 

@@ -4,15 +4,15 @@ library does with each file: a section of the sync pull request's body.
 ExecuTorch keeps its own Arduino sources in `examples/arduino/` of the ref, and tells
 contributors to fix things there. The library takes some of them (the examples' models and
 MFCC inputs, the model-conversion tools) and replaces the rest with the generator's own
-(`library_template/`: the sketches, `ETModel.h`, the platform layer), so an upstream fix to
+(`data/library_template/`: the sketches, `ETModel.h`, the platform layer), so an upstream fix to
 a replaced file never reaches the library. This step lists every change there, so a reviewer
 sees each one and where it would have to be ported.
 
 Each file's role comes from the tables the build itself reads, so the two cannot drift:
-- used: the copy rules of `vendored/executorch.yaml` (`generator.pipeline.components`), and the
+- used: the copy rules of `data/vendored/executorch.yaml` (`generator.pipeline.components`), and the
   examples' data of `generator.pipeline.examples` (`REF_EXAMPLES`, the `.pte` of each example of
   `generator.library.layout.EXAMPLES`, and `EXAMPLE_DATA`);
-- superseded: the file of the same name in the generator's data (`library_template/`, a
+- superseded: the file of the same name in the generator's data (`data/library_template/`, a
   `.jinja` suffix aside, and the shipped tools in `extras/tools/`): an example's files by
   their path below its folder, other files by name (the shallowest match); plus `RENAMED`,
   upstream files that ours replace under another name;
@@ -67,7 +67,7 @@ TEMPLATE_FOLDERS = ("library_template", "extras")
 #: (the shipped `extras/tools/check_models.py` does).
 RENAMED: dict[str, str] = {
     "build_arduino_library.sh": "the generator itself (`python -m generator build`)",
-    "verify_models.py": "`extras/tools/check_models.py`",
+    "verify_models.py": "`data/extras/tools/check_models.py`",
 }
 #: At most this many files are listed (the body stays far below GitHub's 65,536 characters).
 MAX_FILES = 25
@@ -102,7 +102,7 @@ class Role:
     detail: str = ""
 
     def describe(self) -> str:
-        """The list's cell, e.g. "superseded by `library_template/src/ETModel.h`"."""
+        """The list's cell, e.g. "superseded by `data/library_template/src/ETModel.h`"."""
         lead = {"used": "used", "superseded": "superseded by", "unused": "not used"}[self.kind]
         if not self.detail:
             return lead
@@ -202,7 +202,7 @@ def compare_url(url: str, old: str, new: str) -> str | None:
 
 @cache
 def _copy_matchers() -> tuple[tuple[str, str, glob.WcMatcher[str]], ...]:
-    """(source folder, destination, matcher) of each copy rule of `vendored/executorch.yaml`
+    """(source folder, destination, matcher) of each copy rule of `data/vendored/executorch.yaml`
     (how `generator.pipeline.vendor.apply_rule` matches: globs relative to the source folder)."""
     rules = load_component("executorch").files
     return tuple(
@@ -218,7 +218,7 @@ def _copy_matchers() -> tuple[tuple[str, str, glob.WcMatcher[str]], ...]:
 @cache
 def _by_name() -> dict[str, str]:
     """File name (`.jinja` suffix aside) -> the shallowest generator data file of that name,
-    as `<folder>/<path>` (e.g. "ETModel.h" -> "library_template/src/ETModel.h")."""
+    as `<folder>/<path>` (e.g. "ETModel.h" -> "data/library_template/src/ETModel.h")."""
     found: dict[str, tuple[int, str]] = {}
     for folder in TEMPLATE_FOLDERS:
         root = data_dir(folder)
@@ -227,7 +227,7 @@ def _by_name() -> dict[str, str]:
             if not path.is_file() or "__pycache__" in rel.parts or path.suffix == ".pyc":
                 continue
             name = path.name.removesuffix(TEMPLATE_SUFFIX)
-            shown = f"{folder}/{rel.as_posix()}"
+            shown = f"data/{folder}/{rel.as_posix()}"
             candidate = (len(rel.parts), shown)
             if name not in found or candidate < found[name]:
                 found[name] = candidate
@@ -235,12 +235,12 @@ def _by_name() -> dict[str, str]:
 
 
 def _template_example(example: str, rel: str) -> str | None:
-    """Our file for `rel` below the example's folder (`library_template/examples/<example>/`,
-    a `.jinja` suffix aside), as `library_template/...`, or None."""
+    """Our file for `rel` below the example's folder (`data/library_template/examples/<example>/`,
+    a `.jinja` suffix aside), as `data/library_template/...`, or None."""
     root = data_dir("library_template") / "examples" / example
     for candidate in (rel, rel + TEMPLATE_SUFFIX):
         if (root / candidate).is_file():
-            return f"library_template/examples/{example}/{candidate}"
+            return f"data/library_template/examples/{example}/{candidate}"
     return None
 
 

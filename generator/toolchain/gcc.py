@@ -2,7 +2,7 @@
 UNO Q (`ARM_GCC`: Debian's arm-none-eabi GCC 12, the board core's compiler family) and the
 host (`HOST_GCC`, with AddressSanitizer and UBSan), and the check's Arduino core they compile
 against (Arduino's ArduinoCore-API, as the board's core uses it, committed in
-`vendored/arduinocore-api/`, and our board half, in `emulated_core/`).
+`data/vendored/arduinocore-api/`, and our board half, in `data/emulated_core/`).
 
 The build's pruning step (`generator/pipeline/prune.py`) compiles with `ARM_GCC`'s compilers and
 language flags; `check` (`generator/check/backends.py`) adds the core's sources and the link.
@@ -20,7 +20,7 @@ SOURCE_SUFFIXES = (".c", ".cpp", ".S")
 
 #: Our half of the check's core: Arduino.h, the board-independent sources, board/ and host/.
 CORE_DIR = data_dir("emulated_core")
-#: The vendored ArduinoCore-API (`tree` of vendored/arduinocore-api.yaml, which gives the pin);
+#: The vendored ArduinoCore-API (`tree` of data/vendored/arduinocore-api.yaml, which gives the pin);
 #: its `api/` folder is included as `api/...`, as the board core's Arduino.h does.
 API_DIR = data_dir("vendored") / "arduinocore-api"
 #: The core's include path: our Arduino.h, then the API.

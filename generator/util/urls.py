@@ -14,7 +14,7 @@ PyGithub opens (API answers name URLs it follows), and each URL git asks the ask
 credentials for (which is where a redirect ends up): `askpass_reply`.
 
 Also the one definition of ExecuTorch's canonical upstream URL (what `--executorch-repo`
-defaults to; `vendored/executorch.yaml` names the same URL, a test checks).
+defaults to; `data/vendored/executorch.yaml` names the same URL, a test checks).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The pins of the library repo's workflows, and whether newer releases exist: what
 `python -m generator workflows --outdated` reports.
 
-A pin is one of these lines of a template in `workflows/` (their exact shapes; nothing
+A pin is one of these lines of a template in `data/workflows/` (their exact shapes; nothing
 else is read):
 
 - `uses: OWNER/REPO@SHA # vX.Y.Z`: an action, pinned to a commit with its tag beside it;

@@ -1,4 +1,4 @@
-"""The GitHub workflows of the library repo: rendered from `workflows/*.yml` (a pure step from
+"""The GitHub workflows of the library repo: rendered from `data/workflows/*.yml` (a pure step from
 the generator's pin to text), compared with and written into `LIBRARY/.github/workflows/`.
 
 The one template rule: the templates are plain workflow YAML in which `@@NAME@@` is replaced by

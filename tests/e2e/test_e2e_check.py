@@ -19,7 +19,7 @@ from upstream import real_library
 
 from generator.boards.budgets import check_boards, helium_stand_in
 from generator.boards.cores import PINNED_CORE
-from generator.check.runner import run_check
+from generator.check.run import run_check
 from generator.library import layout
 from generator.pipeline.models import check_library_models, registered_prim_ops, write_model_header
 from generator.pipeline.run import BuildResult

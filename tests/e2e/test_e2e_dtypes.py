@@ -18,11 +18,11 @@ import pytest
 from et_fixture import FIXTURE_PTE
 from upstream import real_library
 
-from generator.check.runner import run_check
+from generator.check.run import run_check
 from generator.pipeline.models import check_library_models
 from generator.util.errors import FatalError
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "extras" / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "data" / "extras" / "tools"))
 
 import et_dtypes
 

@@ -18,12 +18,12 @@ import pytest
 
 from generator.check.backends import select_toolchain
 from generator.check.compile import compile_example, plan_build
-from generator.check.runner import run_check
+from generator.check.run import run_check
 from generator.pipeline.opset import PREVIOUS_ROOT_OPS
 from generator.pipeline.run import BuildResult
 from generator.toolchain.objcache import ObjectCache
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "extras" / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "data" / "extras" / "tools"))
 import et_model_h
 import et_pte
 import et_registration

@@ -69,7 +69,13 @@ def test_pull_request_21995_is_listed_as_superseded(cache: Path) -> None:
     print(upstream_markdown(changes))
     a = "examples/arduino"
     assert [(f.path, f.status, f.added, f.deleted, f.role) for f in changes.files] == [
-        (f"{a}/ETModel.h", "added", 250, 0, Role(SUPERSEDED, "`library_template/src/ETModel.h`")),
+        (
+            f"{a}/ETModel.h",
+            "added",
+            250,
+            0,
+            Role(SUPERSEDED, "`data/library_template/src/ETModel.h`"),
+        ),
         (
             f"{a}/build_arduino_library.sh",
             "modified",
@@ -82,14 +88,16 @@ def test_pull_request_21995_is_listed_as_superseded(cache: Path) -> None:
             "modified",
             25,
             111,
-            Role(SUPERSEDED, "`library_template/examples/AddModel/AddModel.ino`"),
+            Role(SUPERSEDED, "`data/library_template/examples/AddModel/AddModel.ino`"),
         ),
         (
             f"{a}/examples/KeywordSpotting/KeywordSpotting.ino",
             "modified",
             35,
             148,
-            Role(SUPERSEDED, "`library_template/examples/KeywordSpotting/KeywordSpotting.ino`"),
+            Role(
+                SUPERSEDED, "`data/library_template/examples/KeywordSpotting/KeywordSpotting.ino`"
+            ),
         ),
     ]
     text = upstream_markdown(changes)
@@ -108,7 +116,7 @@ def test_from_the_published_pin_to_main(cache: Path) -> None:
         (
             "examples/arduino/README.md",
             "modified",
-            Role(SUPERSEDED, "`library_template/README.md.jinja`"),
+            Role(SUPERSEDED, "`data/library_template/README.md.jinja`"),
         ),
         ("examples/arduino/RELEASING.md", "added", Role("unused")),
     ]

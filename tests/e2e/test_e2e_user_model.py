@@ -31,7 +31,7 @@ import yaml
 
 from generator.pipeline.run import BuildResult
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "extras" / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "data" / "extras" / "tools"))
 
 import export_model  # the exporter the library ships: its int8 recipe is the one tested
 

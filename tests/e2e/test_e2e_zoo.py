@@ -52,7 +52,7 @@ STATIC_STAGES = ("compile", "sizes", "run", "sanitize", "arena")
 OUTPUT_LINE = re.compile(r"^out\[(\d+)\]=(-?[0-9]+\.[0-9]+)$")
 
 #: Each sketch sizes its arena from model.h's `model_pte_arena_bytes` (the board's figure, or
-#: the 64-bit host's under the host build), as library_template/examples/AddModel does, and
+#: the 64-bit host's under the host build), as data/library_template/examples/AddModel does, and
 #: takes it from malloc: a static array would be the sketch's data, which in the Dynamic link
 #: mode the loader copies into its LLEXT heap.
 SKETCH = """\

@@ -21,12 +21,13 @@ from pathlib import Path
 import pytest
 from et_fixture import Upstream
 
+from generator import DATA_FOLDERS
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 _NOT_SOURCES = shutil.ignore_patterns(
     ".git", "node_modules", "*.egg-info", "__pycache__", "*.pyc", ".*_cache"
 )
-#: Of the root only: the build's output folder (generator/pipeline/ is the build's package) and
-#: the tests.
+#: Of the root only: the build's output folder and the tests.
 _NOT_SOURCES_AT_ROOT = frozenset({"build", "tests"})
 
 
@@ -81,9 +82,9 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if "__pycache__" not in p.parts
     }
     assert sorted(modules - set(names)) == [], "modules missing from the wheel (pyproject.toml)"
-    for data in ("library_template", "vendored", "extras", "workflows"):
+    for data in DATA_FOLDERS:
         shipped = {n.split("/", 3)[3] for n in names if n.startswith(f"generator/_data/{data}/")}
-        sources = {f for f in files_under(REPO_ROOT / data) if "__pycache__" not in f}
+        sources = {f for f in files_under(REPO_ROOT / "data" / data) if "__pycache__" not in f}
         assert shipped == sources, data
     prefix = tmp / "venv"
     run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", prefix], tmp)
@@ -125,8 +126,8 @@ def test_installed_cli_builds_the_same_library(
 
 
 def test_installed_check_finds_its_core(tmp_path: Path, venv: Path) -> None:
-    # The check's core: ArduinoCore-API (vendored/arduinocore-api/, package data of
-    # generator._data.vendored) and our board half (emulated_core/).
+    # The check's core: ArduinoCore-API (data/vendored/arduinocore-api/, package data of
+    # generator._data.vendored) and our board half (data/emulated_core/).
     env = {**os.environ, "PYTHONSAFEPATH": "1"}
     env.pop("PYTHONPATH", None)
     code = (

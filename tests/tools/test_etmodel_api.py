@@ -1,4 +1,4 @@
-"""ETModel's API (library_template/src/ETModel.h, issue 18 section 5): error names, what to
+"""ETModel's API (data/library_template/src/ETModel.h, issue 18 section 5): error names, what to
 do about an error, input checks, shapes, dtypes, integer I/O, lastRunMicros(), and the
 C linkage of a sketch's `et_arduino_log`.
 
@@ -31,7 +31,7 @@ import pytest
 from generator.pipeline.run import BuildResult
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-TEMPLATE_SRC = REPO_ROOT / "library_template" / "src"
+TEMPLATE_SRC = REPO_ROOT / "data" / "library_template" / "src"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ERROR_CODES = FIXTURES / "executorch_error" / "error_codes.json"
 SKETCHES = FIXTURES / "etmodel_api"

@@ -21,14 +21,14 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "extras" / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "data" / "extras" / "tools"))
 
 import et_arena
 import et_model_h
 import et_pte
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = ROOT / "extras" / "tools"
+TOOLS = ROOT / "data" / "extras" / "tools"
 
 
 def _missing() -> str | None:

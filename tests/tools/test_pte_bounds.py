@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "extras" / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "data" / "extras" / "tools"))
 
 import et_checks
 import et_pte
@@ -26,7 +26,7 @@ from generator.pipeline.models import ops_in_pte, read_program, write_model_head
 from generator.util.errors import FatalError
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = ROOT / "extras" / "tools"
+TOOLS = ROOT / "data" / "extras" / "tools"
 HUGE = 5 * 2**30
 
 

@@ -10,14 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "extras" / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "data" / "extras" / "tools"))
 
 import et_model_h
 from et_fixture import FIXTURE_PTE, XNNPACK_ADD
 from reader_fixture import wheel_schema, write_wheel_reader
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = ROOT / "extras" / "tools"
+TOOLS = ROOT / "data" / "extras" / "tools"
 PTE_DIR = FIXTURE_PTE
 ADD_MODEL = PTE_DIR / "AddModel.pte"
 KEYWORD_SPOTTING = PTE_DIR / "KeywordSpotting.pte"

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "extras" / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "data" / "extras" / "tools"))
 
 import et_pte
 import pte_to_header
@@ -28,7 +28,7 @@ from et_fixture import DYNAMIC_ADD, FIXTURE_PTE
 from reader_fixture import write_wheel_reader
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "extras" / "tools" / "pte_to_header.py"
+SCRIPT = ROOT / "data" / "extras" / "tools" / "pte_to_header.py"
 ADD_MODEL = FIXTURE_PTE / "AddModel.pte"
 #: Programs without delegates: each has an arena figure, so each mutant must have one too,
 #: or be refused. (XnnpackAdd.pte delegates: its model.h says why it has no figure.)

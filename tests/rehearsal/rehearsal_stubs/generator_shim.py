@@ -99,7 +99,7 @@ def _fake_sync() -> None:
 
 
 class _Report:
-    """What `generator.check.runner.check` reads of a report, for a passing check."""
+    """What `generator.check.run.check` reads of a report, for a passing check."""
 
     def __init__(self, examples: list[str]) -> None:
         from sync_fixtures import FakeCheck
@@ -129,7 +129,7 @@ class _Report:
 
 
 def _fake_check() -> None:
-    from generator.check import runner as check_command
+    from generator.check import run as check_command
     from generator.util.errors import FatalError
 
     def run_check(library: Path, *, examples: Any = None, **options: Any) -> _Report:

@@ -1,6 +1,6 @@
 """The board table (`generator.boards.budgets`): every arduino:zephyr board with its CPU flags,
 budgets,
-heap and emulator, and the emulated boards the table names (emulated_core/board/).
+heap and emulator, and the emulated boards the table names (data/emulated_core/board/).
 
 - the table: `BOARDS` (the CI matrix, `check --board`) stays the UNO Q; `ZEPHYR_BOARDS` rows
   are consistent (FQBN, emulator matching the CPU, UNO Q row equal to `UNO_Q`);

@@ -1,4 +1,5 @@
-"""The compiler-runtime helpers every library ships (`library_template/src/executorch_aeabi.c`):
+"""The compiler-runtime helpers every library ships
+(`data/library_template/src/executorch_aeabi.c`):
 the float-to-64-bit-integer conversions that ExecuTorch's kernels call and the UNO Q's
 firmware does not export, so the Dynamic link's loader would refuse the sketch.
 

@@ -24,7 +24,7 @@ import yaml
 from check_fixtures import TOOLS, write_library
 
 from generator import data_dir
-from generator.check.runner import run_check
+from generator.check.run import run_check
 from generator.check.stages import Status
 from generator.pipeline.board_check import BOARD_CHECK, board_check_header
 from generator.pipeline.run import BuildResult

@@ -15,8 +15,8 @@ from check_fixtures import needs_tools, write_library
 
 from generator.check.arena import arena_stage
 from generator.check.expected import Expected
+from generator.check.run import run_check
 from generator.check.run_sketch import RunOutput
-from generator.check.runner import run_check
 from generator.check.stages import Status
 
 pytestmark = needs_tools

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-import generator.check.runner as check_command
+import generator.check.run as check_command
 from generator.boards.budgets import check_boards, cpu_name, no_emulator_reason
 from generator.check.backends import select_toolchain
 from generator.check.compile import CompileResult

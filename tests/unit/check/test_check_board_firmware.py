@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-import generator.check.runner as check_command
+import generator.check.run as check_command
 from generator.boards.budgets import UNO_Q, check_boards
 from generator.check.backends import GCC_ARM, ArduinoCli, GccToolchain, select_toolchain
 from generator.check.compile import CompileResult

@@ -15,7 +15,7 @@ from generator.check import dynamic
 from generator.check.backends import GCC_ARM, select_toolchain
 from generator.check.link import LinkLine
 from generator.check.report import CheckReport, ExampleReport
-from generator.check.runner import board_data, board_keys
+from generator.check.run import board_data, board_keys
 from generator.check.stages import StageResult, Status
 from generator.toolchain.gcc import CORE_DIR
 from generator.util.errors import FatalError

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-import generator.check.runner as check_command
+import generator.check.run as check_command
 from generator.boards.board_docs import boards_markdown
 from generator.boards.budgets import UNO_Q, Board, check_boards
 from generator.check.backends import GCC_ARM

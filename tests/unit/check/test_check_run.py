@@ -17,8 +17,8 @@ from check_fixtures import HELLO_EXPECTED, HELLO_SKETCH, needs_tools, write_libr
 
 from generator.check.expected import Expected, ValueCheck
 from generator.check.report import CheckReport, ExampleReport
+from generator.check.run import run_check
 from generator.check.run_sketch import RunOutput, judge_run
-from generator.check.runner import run_check
 from generator.check.stages import Status
 
 pytestmark = needs_tools

@@ -15,7 +15,7 @@ from check_fixtures import needs_tools, write_library
 
 from generator.check.backends import GCC_ARM
 from generator.check.compile import compile_example, overflows, plan_build
-from generator.check.runner import run_check
+from generator.check.run import run_check
 from generator.check.stages import Status
 from generator.toolchain.objcache import ObjectCache, parse_depfile
 

@@ -458,7 +458,7 @@ def test_a_sketch_without_expected_yaml_runs_until_the_timeout(
 def test_the_host_limit_applies_to_examples_and_a_board_shortfall_still_fails(
     tmp_path: Path, cache_dir: Path
 ) -> None:
-    from generator.check.runner import run_check
+    from generator.check.run import run_check
 
     expected = 'must_print: ["=== DONE ==="]\nmust_not_print: ["ERROR:"]\n'
     lib = write_library(

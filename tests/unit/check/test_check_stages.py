@@ -21,7 +21,7 @@ from check_fixtures import HELLO_EXPECTED, HELLO_SKETCH, needs_tools, write_libr
 from generator.boards.budgets import UNO_Q
 from generator.check.backends import GCC_ARM, select_toolchain
 from generator.check.compile import plan_build
-from generator.check.runner import run_check
+from generator.check.run import run_check
 from generator.check.stages import Status
 from generator.util.errors import FatalError
 

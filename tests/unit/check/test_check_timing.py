@@ -17,8 +17,8 @@ import pytest
 from check_fixtures import needs_tools, write_library
 
 from generator.check.report import CheckReport, ExampleReport
+from generator.check.run import run_check
 from generator.check.run_sketch import QEMU_ICOUNT, RunOutput
-from generator.check.runner import run_check
 from generator.check.timing import parse_inferences
 
 #: Iterations of the timed loop in each of the sketch's inferences: 2 instructions each.

@@ -35,7 +35,7 @@ from generator.check.compile import (
     judge_refusal,
 )
 from generator.check.plan import BuildPlan, plan_build
-from generator.check.runner import _check_example
+from generator.check.run import _check_example
 from generator.check.stages import Status
 from generator.pipeline import fit
 from generator.pipeline.examples import TEMPLATE_EXAMPLES, ExamplePlan, write_examples

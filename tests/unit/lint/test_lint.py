@@ -438,7 +438,7 @@ def test_check_refuses_a_library_that_fails_lint(
         checked.append(library)
         return CheckReport(library, "gcc-arm", "UNO Q")
 
-    monkeypatch.setattr("generator.check.runner.run_check", passing_check)
+    monkeypatch.setattr("generator.check.run.run_check", passing_check)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     lib = valid_library(tmp_path / "ExecuTorch")
     assert main(["check", str(lib), "--no-run"]) == 0
@@ -455,13 +455,15 @@ def test_check_refuses_a_library_that_fails_lint(
 
 
 def test_the_template_passes_but_for_the_readme_the_library_repo_owns(tmp_path: Path) -> None:
-    """library_template/ (its library.properties rendered) + LICENSE: what every build writes.
+    """data/library_template/ (its library.properties rendered) + LICENSE: what every build writes.
 
     README.md is not generated (sync keeps the library repo's), so a freshly built library
     fails LD001 until it sits in the repo.
     """
     lib = tmp_path / "ExecuTorch"
-    shutil.copytree(REPO / "library_template", lib, ignore=shutil.ignore_patterns("*.jinja"))
+    shutil.copytree(
+        REPO / "data" / "library_template", lib, ignore=shutil.ignore_patterns("*.jinja")
+    )
     (lib / "library.properties").write_text(
         render(
             "library.properties.jinja",

@@ -112,7 +112,7 @@ def test_each_name_problem_is_reported_on_its_own_path_not_below_it(tmp_path: Pa
     (aux,) = [f for f in report.findings if f.path == "src/executorch/aux.h"]
     assert aux.level == "error"
     assert aux.message.startswith("aux.h is a Windows device name (aux), which no file")
-    assert "vendored/*.yaml" in aux.message
+    assert "data/vendored/*.yaml" in aux.message
     (colon,) = [f for f in report.findings if f.rule_id == "OS002"]
     assert colon.message.startswith("the name holds :, which Windows forbids")
 
@@ -336,7 +336,7 @@ def test_check_refuses_a_library_windows_cannot_install(
     def passing_check(library: Path, **options: Any) -> CheckReport:
         return CheckReport(library, "gcc-arm", "UNO Q")
 
-    monkeypatch.setattr("generator.check.runner.run_check", passing_check)
+    monkeypatch.setattr("generator.check.run.run_check", passing_check)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     lib = library(tmp_path, "src/executorch/Core.h", "src/executorch/core.h")
     report = tmp_path / "report.json"

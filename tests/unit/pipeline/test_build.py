@@ -60,11 +60,11 @@ def test_default_build_layout(tmp_path: Path, upstream: Upstream) -> None:
     platform = lib / "src/executorch/runtime/platform/default"
     assert [p.name for p in platform.iterdir()] == ["arduino_pal.cpp"]
     assert (platform / "arduino_pal.cpp").read_bytes() == (
-        REPO_ROOT / "library_template/src/executorch/runtime/platform/default/arduino_pal.cpp"
+        REPO_ROOT / "data/library_template/src/executorch/runtime/platform/default/arduino_pal.cpp"
     ).read_bytes()
     # Our own C sources (the compiler-runtime helpers) ship as they are.
     for name in ("executorch_aeabi.c",):
-        ours = REPO_ROOT / "library_template/src" / name
+        ours = REPO_ROOT / "data/library_template/src" / name
         assert (lib / "src" / name).read_bytes() == ours.read_bytes()
     # Kernels registered are exactly the op set: every Cortex-M op + the default root ops.
     expected_ops = sorted(set(DEFAULT_ROOT_OPS) | FIXTURE_CORTEX_M_OPS)

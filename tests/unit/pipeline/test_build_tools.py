@@ -1,7 +1,7 @@
 """The tools a library ships in extras/tools: ours, and the ref's MFCC script.
 
 The ref's `examples/arduino/generate_test_input.py` is copied from the checkout at build time
-(an optional copy rule in vendored/executorch.yaml); a ref without it still builds, says so,
+(an optional copy rule in data/vendored/executorch.yaml); a ref without it still builds, says so,
 and records it in extras/PROVENANCE.txt. The ref's `export_model.py` (its KeywordSpotting
 recipe) is not shipped: `extras/tools/export_model.py` is ours, the general exporter.
 """
@@ -22,7 +22,7 @@ from generator.pipeline.vendor import apply_rule
 from generator.util.errors import FatalError
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-OUR_TOOLS = sorted(p.name for p in (REPO_ROOT / "extras" / "tools").glob("*.py"))
+OUR_TOOLS = sorted(p.name for p in (REPO_ROOT / "data" / "extras" / "tools").glob("*.py"))
 #: The program reader generated from the ref's schema (generator/pipeline/reader.py).
 READER = "pte_schema"
 REF_SCRIPTS = ("generate_test_input.py",)
@@ -58,7 +58,9 @@ def test_ref_conversion_scripts_ship_beside_ours(tmp_path: Path, upstream: Upstr
     assert "examples/arduino/export_model.py" in REF_TOOLS
     assert "MODULE:FACTORY" in (tools / "export_model.py").read_text()
     for name in OUR_TOOLS:
-        assert (tools / name).read_bytes() == (REPO_ROOT / "extras" / "tools" / name).read_bytes()
+        assert (tools / name).read_bytes() == (
+            REPO_ROOT / "data" / "extras" / "tools" / name
+        ).read_bytes()
     provenance = (lib / "extras" / "PROVENANCE.txt").read_text()
     assert f"extras/tools:     {', '.join(OUR_TOOLS)} (the generator's)" in provenance
     assert (

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "extras" / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "data" / "extras" / "tools"))
 
 import et_checks
 import et_dtypes
@@ -39,7 +39,7 @@ from generator.pipeline.patches import DTYPE_SELECTIVE_BUILD
 from generator.pipeline.run import BuildOptions, build_library, options_from_args
 from generator.util.errors import FatalError
 
-TOOLS = Path(__file__).resolve().parents[3] / "extras" / "tools"
+TOOLS = Path(__file__).resolve().parents[3] / "data" / "extras" / "tools"
 ADD_MODEL = FIXTURE_PTE / "AddModel.pte"
 KEYWORD_SPOTTING = FIXTURE_PTE / "KeywordSpotting.pte"
 FLOAT, CHAR, BYTE, INT, LONG = 6, 1, 0, 3, 4

@@ -31,7 +31,7 @@ from generator.pipeline.selection import (
 )
 from generator.util.errors import FatalError
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "extras" / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "data" / "extras" / "tools"))
 import et_model_h
 import et_registration
 

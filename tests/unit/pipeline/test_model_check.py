@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "extras" / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "data" / "extras" / "tools"))
 
 import et_checks
 import et_model_h
@@ -38,7 +38,7 @@ from generator.pipeline import models
 from generator.util.errors import FatalError
 
 ROOT = Path(__file__).resolve().parents[3]
-TOOLS = ROOT / "extras" / "tools"
+TOOLS = ROOT / "data" / "extras" / "tools"
 PTE_DIR = FIXTURE_PTE
 
 

@@ -27,7 +27,7 @@ from generator.util import urls
 from generator.vcs.git import SYNC_PREFIX
 
 ROOT = Path(__file__).resolve().parents[3]
-TOOLS = ROOT / "extras" / "tools"
+TOOLS = ROOT / "data" / "extras" / "tools"
 sys.path.insert(0, str(TOOLS))
 
 import et_checks  # noqa: E402  (extras/tools, on sys.path above)
@@ -153,7 +153,7 @@ def test_the_sync_branch_starts_with_the_prefix() -> None:
 
 
 def test_the_emulated_boards_memory_is_the_board_budget() -> None:
-    script = ROOT / "emulated_core" / "board" / "mps2_an505.ld"
+    script = ROOT / "data" / "emulated_core" / "board" / "mps2_an505.ld"
     lengths = dict(
         re.findall(r"^\s*(\w+)\s*\([rwx]+\)\s*:.*LENGTH\s*=.*?(\d+)$", script.read_text(), re.M)
     )
@@ -179,10 +179,11 @@ def test_the_library_ci_compiles_every_board_of_the_table_by_its_key() -> None:
 
 
 def test_the_library_readme_names_the_boards_fqbn() -> None:
-    # The template of the README every library ships (its place is moving to library_template/).
+    # The template of the README every library ships (its place is moving to
+    # data/library_template/).
     templates = [
-        ROOT / "library_template" / "README.md.jinja",
-        ROOT / "templates" / "src" / "README.md.j2",
+        ROOT / "data" / "library_template" / "README.md.jinja",
+        ROOT / "data" / "templates" / "src" / "README.md.j2",
     ]
     template = next((t for t in templates if t.is_file()), None)
     assert template is not None, templates

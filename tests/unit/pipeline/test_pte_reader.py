@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "extras" / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "data" / "extras" / "tools"))
 
 import et_pte
 from et_fixture import DYNAMIC_ADD, FIXTURE_PTE, XNNPACK_ADD, commit_all, init_repo, write_tree

@@ -369,7 +369,7 @@ def test_real_library_ships_only_linked_sources(real_main: BuildResult) -> None:
     assert not [u for u in cmsis if "_s4" in u or "lstm" in u]
     assert not (lib / "src/cmsis-nn/Source/LSTMFunctions").exists()  # left empty, removed
     assert (lib / "src/arm_nnfunctions.h").is_file()
-    # Our own sources (library_template/src) are roots: they always ship.
+    # Our own sources (data/library_template/src) are roots: they always ship.
     assert {
         "src/executorch_aeabi.c",
         "src/executorch/runtime/platform/default/arduino_pal.cpp",

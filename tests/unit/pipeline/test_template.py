@@ -15,7 +15,7 @@ import yaml
 
 from generator.library.layout import EXAMPLE_EXPECT_FILE, EXAMPLES, PLATFORM_DIR
 
-TEMPLATE = Path(__file__).resolve().parents[3] / "library_template"
+TEMPLATE = Path(__file__).resolve().parents[3] / "data" / "library_template"
 PAL = TEMPLATE / PLATFORM_DIR / "arduino_pal.cpp"
 
 #: The functions a platform layer defines: every `et_pal_*` declared in ExecuTorch's

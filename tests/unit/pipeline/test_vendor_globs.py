@@ -1,4 +1,4 @@
-"""Copy rules' globs (vendored/*.yaml): shell globs with `**`, read by wcmatch."""
+"""Copy rules' globs (data/vendored/*.yaml): shell globs with `**`, read by wcmatch."""
 
 from __future__ import annotations
 

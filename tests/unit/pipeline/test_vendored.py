@@ -1,4 +1,4 @@
-"""vendored/*.yaml: each file is a component the build ships (it reads them by name:
+"""data/vendored/*.yaml: each file is a component the build ships (it reads them by name:
 `executorch` and `components.THIRD_PARTY`) or the check's core (`arduinocore-api.yaml`,
 `role: check-core`), which the build refuses to vendor. The check's core itself is held to its
 pin in tests/unit/check/test_check_arduino_api.py.

@@ -159,17 +159,17 @@ def _blob(up: Repo, sha: str, path: str) -> str:
 HEAD_TABLE = [
     "| File | Change | Lines | In the library |",
     "|---|---|---:|---|",
-    "| `ETModel.h` | added | +3 -0 | superseded by `library_template/src/ETModel.h` |",
+    "| `ETModel.h` | added | +3 -0 | superseded by `data/library_template/src/ETModel.h` |",
     "| `NOTES.md` | renamed from `notes.txt` | +0 -0 | not used |",
     "| `examples/AddModel/AddModel.ino` | modified | +1 -2 | superseded by "
-    "`library_template/examples/AddModel/AddModel.ino` |",
+    "`data/library_template/examples/AddModel/AddModel.ino` |",
     "| `examples/AddModel/model.pte` | modified | binary | used: the `AddModel` example's "
     "model (its `model.h` is made from it) |",
     "| `examples/Blink/Blink.ino` | added | +1 -0 | not used: the library has no example `Blink` |",
     "| `examples/KeywordSpotting/mfcc_yes.h` | deleted | +0 -1 | used: copied into "
     "`examples/KeywordSpotting/` |",
     # The ref's KeywordSpotting recipe: not shipped, the library's export_model.py is ours.
-    "| `export_model.py` | modified | +1 -0 | superseded by `extras/tools/export_model.py` |",
+    "| `export_model.py` | modified | +1 -0 | superseded by `data/extras/tools/export_model.py` |",
 ]
 
 
@@ -291,8 +291,9 @@ def test_a_ref_without_the_folder(upstream: Repo, tmp_path: Path) -> None:
         f"({_link(upstream.same, upstream.gone)}): 8 files changed, +0 -14 lines."
     )
     assert lines[3] == f"`{upstream.gone[:12]}` has no `examples/arduino/`: ExecuTorch removed it."
-    assert "| `ETModel.h` | deleted | +0 -3 | superseded by `library_template/src/ETModel.h` |" in (
-        lines
+    assert (
+        "| `ETModel.h` | deleted | +0 -3 | superseded by `data/library_template/src/ETModel.h` |"
+        in lines
     )
     _built(cache, upstream.base)
     added = upstream_markdown(arduino_changes(ET, upstream.empty2, upstream.base, cache))
@@ -351,17 +352,18 @@ def test_offline_without_the_blobs_names_and_statuses_still_show(
     rows = [line for line in lines if line.startswith("| `")]
     # Without blobs git detects no rename: the rename is a deletion and an addition.
     assert rows == [
-        "| `ETModel.h` | added | n/a | superseded by `library_template/src/ETModel.h` |",
+        "| `ETModel.h` | added | n/a | superseded by `data/library_template/src/ETModel.h` |",
         "| `NOTES.md` | added | n/a | not used |",
         "| `examples/AddModel/AddModel.ino` | modified | n/a | superseded by "
-        "`library_template/examples/AddModel/AddModel.ino` |",
+        "`data/library_template/examples/AddModel/AddModel.ino` |",
         "| `examples/AddModel/model.pte` | modified | n/a | used: the `AddModel` example's "
         "model (its `model.h` is made from it) |",
         "| `examples/Blink/Blink.ino` | added | n/a | not used: the library has no example "
         "`Blink` |",
         "| `examples/KeywordSpotting/mfcc_yes.h` | deleted | n/a | used: copied into "
         "`examples/KeywordSpotting/` |",
-        "| `export_model.py` | modified | n/a | superseded by `extras/tools/export_model.py` |",
+        "| `export_model.py` | modified | n/a | superseded by "
+        "`data/extras/tools/export_model.py` |",
         "| `notes.txt` | deleted | n/a | not used |",
     ]
 
@@ -450,19 +452,22 @@ def test_what_the_build_reads_of_examples_arduino_is_used(tmp_path: Path) -> Non
 
 
 def test_superseded_files_name_a_file_the_generator_has() -> None:
-    assert classify(f"{A}/ETModel.h") == Role("superseded", "`library_template/src/ETModel.h`")
+    assert classify(f"{A}/ETModel.h") == Role("superseded", "`data/library_template/src/ETModel.h`")
     assert classify(f"{A}/arduino_pal.cpp") == Role(
-        "superseded", "`library_template/src/executorch/runtime/platform/default/arduino_pal.cpp`"
+        "superseded",
+        "`data/library_template/src/executorch/runtime/platform/default/arduino_pal.cpp`",
     )
     assert classify(f"{A}/library.properties") == Role(
-        "superseded", "`library_template/library.properties.jinja`"
+        "superseded", "`data/library_template/library.properties.jinja`"
     )
-    assert classify(f"{A}/README.md") == Role("superseded", "`library_template/README.md.jinja`")
+    assert classify(f"{A}/README.md") == Role(
+        "superseded", "`data/library_template/README.md.jinja`"
+    )
     assert classify(f"{A}/pte_to_header.py") == Role(
-        "superseded", "`extras/tools/pte_to_header.py`"
+        "superseded", "`data/extras/tools/pte_to_header.py`"
     )
     assert classify(f"{A}/examples/KeywordSpotting/KeywordSpotting.ino") == Role(
-        "superseded", "`library_template/examples/KeywordSpotting/KeywordSpotting.ino`"
+        "superseded", "`data/library_template/examples/KeywordSpotting/KeywordSpotting.ino`"
     )
     assert classify(f"{A}/examples/KeywordSpotting/model.pth") == Role("unused")
     assert classify(f"{A}/.gitignore") == Role("unused")

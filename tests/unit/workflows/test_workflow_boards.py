@@ -19,7 +19,7 @@ from generator.boards import budgets as boards
 from generator.boards.budgets import UNO_Q, check_boards
 from generator.check import backends as toolchains
 from generator.check.backends import GCC_ARM, ArduinoCli, select_toolchain
-from generator.check.runner import board_keys
+from generator.check.run import board_keys
 from generator.cli.main import build_parser
 from generator.workflows import render as wf
 
@@ -156,7 +156,7 @@ def test_another_board_is_compiled_with_its_fqbn_and_cpu_flags(
 def test_check_passes_the_board_of_its_key_to_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import generator.check.runner as check_command
+    import generator.check.run as check_command
 
     seen: dict[str, Any] = {}
 

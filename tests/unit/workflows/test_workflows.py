@@ -1,4 +1,5 @@
-"""The library repo's GitHub workflows (`workflows/*.yml`, `generator/workflows/render.py`) and the
+"""The library repo's GitHub workflows (`data/workflows/*.yml`, `generator/workflows/render.py`)
+and the
 `workflows` command: lint (actionlint with ShellCheck, zizmor), pins and each action's inputs,
 triggers, permissions, concurrency, caches, where torch is installed, every `run:` script run
 with recording stubs (inputs and payloads stay data), rendering, drift, atomic writes, the CLI."""
@@ -641,7 +642,9 @@ def test_the_smoke_boards_on_a_change_and_the_full_table_nightly_and_by_hand(
     assert _boards_for(rendered, "workflow_dispatch", {"boards": "full"}) == full
     assert _boards_for(rendered, "workflow_dispatch", {"boards": "smoke"}) == ["unoq"]
     # 256 jobs at most per matrix (GitHub docs, "Running variations of jobs in a workflow")
-    examples = [p for p in (PROJECT_ROOT / "library_template" / "examples").iterdir() if p.is_dir()]
+    examples = [
+        p for p in (PROJECT_ROOT / "data" / "library_template" / "examples").iterdir() if p.is_dir()
+    ]
     assert examples and len(full) * len(examples) <= 256
 
 
@@ -870,7 +873,7 @@ def test_the_jobs_without_torch_run_code_that_never_imports_it() -> None:
         sys.path.pop(0)
     graph = import_graph()
     reached: set[str] = set()
-    for start in ("generator.check.runner", "generator.release.run", "generator.library.compare",
+    for start in ("generator.check.run", "generator.release.run", "generator.library.compare",
                   "generator.boards.budgets"):  # fmt: skip
         assert start in graph
         reached |= _closure(graph, start)

@@ -5,7 +5,7 @@ Python standard library only: this file ships in every generated Arduino library
 packages (Python 3.8 and newer). `et_model_h.py` writes its figure into model.h as
 `<array>_arena_bytes`; the generator imports it through generator/pipeline/models.py.
 
-`ETModel` (library_template/src/ETModel.h) hands one arena to the runtime as the method
+`ETModel` (data/library_template/src/ETModel.h) hands one arena to the runtime as the method
 allocator of its `MemoryManager`, with no temp allocator, after taking the memory plan's
 buffers from the same arena. `method_arena` replays, in order, every allocation that makes on
 the board, from the program alone:
