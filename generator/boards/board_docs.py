@@ -3,9 +3,9 @@ mode, which examples fit each and ran on its emulated CPU, and their flash and R
 board's budgets. No board is listed as working without a check run behind it: a board of
 `generator.boards.budgets.ZEPHYR_BOARDS` the report has no run for is "not checked".
 
-One Markdown section, made from a check report's JSON (`commands/check.py` `board_data`, one
+One Markdown section, made from a check report's JSON (`generator/check/run.py` `board_data`, one
 entry per example and board, or a one-board `CheckReport.to_dict()` such as sync's), written
-two places like the link-modes section (`linkmodes.py`): the generated library's README
+two places like the link-modes section (`linkmode_docs.py`): the generated library's README
 (between `BEGIN` and `END`, by `check --update-docs`) and the sync pull request's body
 (marked as the README section to carry over: sync never writes the library repo's README).
 """

@@ -416,7 +416,7 @@ def check_boards() -> dict[str, Board]:
     so the default check is the one it always was).
 
     A row without an emulator (the Nano RP2040 Connect's Cortex-M0+) is compiled, linked and
-    sized (its board half: `arduino_core/board/armv6m.c`, `.ld`) and its run stages are
+    sized (its board half: `data/emulated_core/board/armv6m.c`, `.ld`) and its run stages are
     skipped (`no_emulator_reason`). Left out: a row whose flash or RAM is unknown (none today).
     """
     rows = {key: row.budget() for key, row in ZEPHYR_BOARDS.items()}

@@ -31,7 +31,7 @@ modes; static mode also provides every other global function of the firmware, wh
 its `zephyr.elf` (not in the repository) can list, so the static provision here is a lower
 bound. Not modelled: the trampolines' own bytes on the board.
 
-The check's static size link (measured for "Sketch uses", `toolchains.py`) defines each of
+The check's static size link (measured for "Sketch uses", `backends.py`) defines each of
 these that the link's own objects do not define as an absolute symbol outside the sketch
 (`--defsym`), so that no newlib or libgcc code is kept for it; the emulator and host builds
 keep linking the real ones. The Dynamic link (`dynamic.py`) links no C library at all, as

@@ -160,7 +160,7 @@ def unchecked_sentence() -> str:
 
 def replace_section(text: str, section: str, begin: str = BEGIN, end: str = END) -> str | None:
     """`text` with what lies between the markers `begin` and `end` (this section's by
-    default; `boardsdoc.py` passes its own) replaced by `section`; None when `text` has not
+    default; `board_docs.py` passes its own) replaced by `section`; None when `text` has not
     both markers, in that order."""
     start = text.find(begin)
     stop = text.find(end, start + len(begin)) if start >= 0 else -1

@@ -1,7 +1,7 @@
-"""Stage 2: compile an example for the UNO Q with a toolchain (`toolchains.py`), following the
+"""Stage 2: compile an example for the UNO Q with a toolchain (`backends.py`), following the
 Arduino build rules (`plan.py`); a linker region overflow, or arduino-cli's size check over
 the board's budgets, fails the stage, with the overflow in bytes (`check` makes it "does not
-fit" on a board other than the UNO Q: `commands/check.py`).
+fit" on a board other than the UNO Q: `generator/check/run.py`).
 
 A sketch that does not fit the board (`generator.pipeline.fit`: its model's arena is larger than the
 board's RAM for a sketch) must stop at compile time with its own `#error`, naming the board

@@ -25,7 +25,7 @@ Source: arduino/ArduinoCore-zephyr `platform.txt` at the tags of `cores.py`:
 The check's link differs from the board's in these ways, each on purpose:
 
 - The core is the check's (ArduinoCore-API, committed in `data/vendored/arduinocore-api/`, and
-  our `arduino_core/`), plus the wrappers of the core version judged
+  our `data/emulated_core/`), plus the wrappers of the core version judged
   (`CoreFacts.wrapped`: the board core's `cores/arduino/llext_wrappers.c`, here as naked
   trampolines `movw/movt r12, __real_<f>; bx r12`, what 0.55.1 writes for the AEABI ones).
 - The emulated board's own half (`FIRMWARE_OBJECTS`: vectors, UART, system calls) is the

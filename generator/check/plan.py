@@ -16,7 +16,7 @@ Rules (as arduino-cli applies them to a sketch using a library in the 1.5 format
   arduino-cli groups them (`link.py`: the library's objects or, with `dot_a_linkage=true`,
   its archive; the core as `core.a`).
 
-The compilers, flags and link are the toolchain's (`toolchains.py`); the compile stage is
+The compilers, flags and link are the toolchain's (`backends.py`); the compile stage is
 `compile.py`.
 """
 

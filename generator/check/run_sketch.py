@@ -6,7 +6,7 @@ Two runs per example, and a third of the Dynamic upload file (`dynamic_run.py`, 
 - emulated: the `gcc-arm` firmware boots on `qemu-system-arm -M mps2-an505` (a
   Cortex-M33, 32-bit like the board); Serial is the CMSDK UART0, read from QEMU's
   stdout. Semihosting is on only so that a fault or `exit()` ends QEMU with an exit
-  code (3: fault, 4: exit with an error; see arduino_core/board/mps2_an505.c). QEMU
+  code (3: fault, 4: exit with an error; see data/emulated_core/board/mps2_an505.c). QEMU
   counts instructions (`QEMU_ICOUNT`): the core's `micros()` reads 1 µs per 1,000
   instructions executed, so what a sketch times is a count, the same on every run
   (`timing.py`).

@@ -5,7 +5,7 @@ The emulated runs (`run.py`, kinds "emulated" and "dynamic") boot QEMU with `-ic
 executes, so the clock the emulated core's `micros()` reads counts instructions, whatever the
 host's speed or load (QEMU's `qemu-options.hx`, `-icount`: "the virtual CPU will execute one
 instruction every 2^N ns of virtual time"). The core's SysTick divides QEMU's 20 MHz system
-clock (`SYSCLK_HZ` in arduino_core/board/mps2_an505.c, `sysclk_frq` of the mps2-an505 machine
+clock (`SYSCLK_HZ` in data/emulated_core/board/mps2_an505.c, `sysclk_frq` of the mps2-an505 machine
 in QEMU's hw/arm/mps2-tz.c), so `micros()` is exact microseconds of virtual time.
 
 A sketch prints, after each `ETModel::run()`, the line `Inference: <N> us` (N =

@@ -1,11 +1,14 @@
-"""`sync`'s steps: `inputs` (API URL and base checked up front), `tree` (replace generated
-paths), `version` (reused, relabelled or not greater versions refused), `report` (the check
-report as committed), `body` (pull request text), `github` (PyGithub with retries: the sync
-pull request, closed and superseded ones).
+"""`sync`'s steps: `stage` (the two phases: an unprivileged one that builds and checks, a
+privileged one that publishes), `tree` (replace generated paths), `version_gate` (reused,
+relabelled or not greater versions refused), `committed_report` (the check report as
+committed), `upstream` (what changed under upstream's `examples/arduino/`), `body` (pull
+request text), `github` (PyGithub with retries: the sync pull request, closed and superseded
+ones), `app` (a GitHub App's installation tokens).
 
-What sync shares with release lives beside this package: `generator.vcs.repo_inputs` (token and repo
-checked up front), `generator.vcs.git` (thin GitPython helpers, token handling) and
-`generator.util.tempdirs` (temporary folders a killed run leaves are removed by the next).
+What sync shares with release lives below this package: `generator.vcs.repo_inputs` and
+`generator.vcs.remote_inputs` (token, repo, API URL and base checked up front),
+`generator.vcs.git` (thin GitPython helpers, token handling) and `generator.util.tempdirs`
+(temporary folders a killed run leaves are removed by the next).
 
-The verb that runs them is `generator.sync.run` (`run_sync`, `SyncOptions`, `SyncResult`).
+The runner is `generator.sync.run` (`run_sync`, `SyncOptions`, `SyncResult`).
 """

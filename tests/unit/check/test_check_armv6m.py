@@ -1,5 +1,5 @@
 """The board without an emulator (the Nano RP2040 Connect's Cortex-M0+): its ARMv6-M board half
-(`arduino_core/board/armv6m.c`, `.ld`) really compiles and links for the M0+, and
+(`data/emulated_core/board/armv6m.c`, `.ld`) really compiles and links for the M0+, and
 `check --board nano_connect` compiles, sizes and links it Dynamic but skips every stage that
 would boot it, saying why (issue 19: "compiled and sized, and says that it was not run")."""
 
