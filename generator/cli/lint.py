@@ -7,7 +7,8 @@ from pathlib import Path
 
 from generator.library.install_paths import WINDOWS_USER_NOTE
 from generator.library.layout import LIBRARY_NAME
-from generator.lint.rules import ARDUINO_LINT, LM_RULES, OS_RULES, RULES_URL, lint_library
+from generator.lint.run import lint_library
+from generator.lint.table import ARDUINO_LINT, LM_RULES, OS_RULES, RULES_URL
 
 #: The name the library is registered under in the Library Manager (`--name`'s default).
 DEFAULT_NAME = LIBRARY_NAME
