@@ -77,6 +77,26 @@ class LintReport:
         ]
         return "; ".join(parts) or "no file to install"
 
+    def to_lines(self, shown: Path | str) -> list[str]:
+        """The report as `python -m generator lint` prints it: one line per finding
+        (`LP012 error library.properties: ...`), the longest installed and object paths on
+        Windows, then the verdict; `shown` is the library as the user named it."""
+        lines = [str(f) for f in self.findings]
+        lines.append(f"lint: on Windows ({ip.WINDOWS_USER_NOTE}): {self.path_lengths()}")
+        if self.passed:
+            lines.append(
+                f"lint: {shown} passed the {len(LM_RULES)} rules of {ARDUINO_LINT} and "
+                f"the {len(OS_RULES)} rules for installing on Windows, macOS and Linux, and "
+                "GitHub's file size limit"
+            )
+        else:
+            lines.append(
+                f"lint: {shown} failed ({self.counts()}); the Library Manager would refuse "
+                f"it, or some users could not install it. Rule IDs are explained at {RULES_URL} "
+                "(OS rules: generator/library/install_paths.py)"
+            )
+        return lines
+
     def to_markdown(self) -> str:
         """The report as Markdown: verdict, the longest paths, then one bullet per finding."""
         verdict = "✅ passed" if self.passed else "❌ failed"
