@@ -22,7 +22,7 @@ no failure, and the run of that link is skipped (`_check_example`).
 `--sketch PATH` checks the user's own sketches instead of the library's examples, on an
 overlay of the library (`check/sketch.py`), and prints their serial output.
 
-Lint (`generator.lint.rules`) runs first. `run_check` returns a `CheckReport` (`check/report.py`)
+Lint (`generator.lint.run`) runs first. `run_check` returns a `CheckReport` (`check/report.py`)
 with the Markdown and JSON forms; `sync` runs it on the regenerated library.
 """
 
@@ -71,7 +71,7 @@ from generator.check.sketch import (
     sketch_overlay,
 )
 from generator.check.stages import StageResult, Status, misfit_status, not_run_misfit
-from generator.lint.rules import lint_library
+from generator.lint.run import lint_library
 from generator.toolchain.objcache import ObjectCache
 from generator.util.atomic import write_atomic
 from generator.util.cache import objects_dir
@@ -202,7 +202,7 @@ def check(args: argparse.Namespace) -> int:
     SIGTERM ends it cleanly: the programs it runs (QEMU, the host build) run in their
     own sessions and are killed, and it exits with 143.
 
-    Lint runs first (`generator.lint.rules`, the Library Manager's rules): its findings are
+    Lint runs first (`generator.lint.run`, the Library Manager's rules): its findings are
     entries of the report's errors, so a library the Library Manager would refuse fails.
 
     With `--sketch`, the user's sketches are checked instead of the library's examples

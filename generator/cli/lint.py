@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from generator.library.install_paths import WINDOWS_USER_NOTE
 from generator.library.layout import LIBRARY_NAME
-from generator.lint.rules import ARDUINO_LINT, LM_RULES, OS_RULES, RULES_URL, lint_library
+from generator.lint.run import lint_library
+from generator.lint.table import ARDUINO_LINT
 
 #: The name the library is registered under in the Library Manager (`--name`'s default).
 DEFAULT_NAME = LIBRARY_NAME
@@ -42,19 +42,6 @@ def run(args: argparse.Namespace) -> int:
         FatalError: LIBRARY_DIR does not exist or is not a folder.
     """
     report = lint_library(args.library, name=args.name)
-    for finding in report.findings:
-        print(finding)
-    print(f"lint: on Windows ({WINDOWS_USER_NOTE}): {report.path_lengths()}")
-    if report.passed:
-        print(
-            f"lint: {args.library} passed the {len(LM_RULES)} rules of {ARDUINO_LINT} and "
-            f"the {len(OS_RULES)} rules for installing on Windows, macOS and Linux, and "
-            "GitHub's file size limit"
-        )
-        return 0
-    print(
-        f"lint: {args.library} failed ({report.counts()}); the Library Manager would refuse "
-        f"it, or some users could not install it. Rule IDs are explained at {RULES_URL} (OS "
-        "rules: generator/library/install_paths.py)"
-    )
-    return 1
+    for line in report.to_lines(args.library):
+        print(line)
+    return 0 if report.passed else 1

@@ -2,7 +2,7 @@
 
 Vendored files keep their upstream paths, so a new ref can bring a name that Windows or
 macOS cannot create (the Library Manager's install then fails or silently loses files).
-This module holds the facts and the pure checks; `generator.lint.rules` runs them as its OS rules.
+This module holds the facts and the pure checks; `generator.lint.install` runs them as its OS rules.
 
 Sources of facts:
 

@@ -56,7 +56,7 @@ from generator.library.layout import (
 )
 from generator.library.properties import properties_version
 from generator.library.version import check_explicit_version
-from generator.lint.rules import lint_library
+from generator.lint.run import lint_library
 from generator.pipeline.run import BuildOptions, BuildResult, build_library, options_from_args
 from generator.sync import stage
 from generator.sync.app import APP_KEY_ENV, AppCredentials

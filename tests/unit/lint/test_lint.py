@@ -19,13 +19,11 @@ import pytest
 
 from generator.check.report import CheckReport
 from generator.cli.main import main
-from generator.lint.rules import (
-    GITHUB_FILE_LIMIT_BYTES,
-    RULES,
-    LintReport,
-    lint_library,
-    parse_properties,
-)
+from generator.library.properties import parse_properties
+from generator.lint.push import GITHUB_FILE_LIMIT_BYTES
+from generator.lint.report import LintReport
+from generator.lint.run import lint_library
+from generator.lint.table import RULES
 from generator.pipeline.render import render
 from generator.util.errors import FatalError
 
@@ -361,9 +359,9 @@ def test_names_the_schema_allows() -> None:
 
 
 def _lp_ids(fields: dict[str, str]) -> set[str]:
-    from generator.lint import rules as lint
+    from generator.lint import facts as lint
 
-    facts = lint._Library(
+    facts = lint.Library(
         root=Path("/nonexistent"),
         registered_name=fields.get("name", ""),
         legacy=False,

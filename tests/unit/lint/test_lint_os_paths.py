@@ -22,7 +22,8 @@ from test_lint import flat, set_fields, valid_library, write
 from generator.check.report import CheckReport
 from generator.cli.main import main
 from generator.library import install_paths as ip
-from generator.lint.rules import LintReport, lint_library
+from generator.lint.report import LintReport
+from generator.lint.run import lint_library
 from generator.util.errors import FatalError
 
 #: The Windows paths as the issue gives them, with a user name of 20 characters.
