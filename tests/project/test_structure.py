@@ -26,7 +26,6 @@ OVER_LIMIT: frozenset[str] = frozenset(
         "cli/sync.py:add_parser",
         "lint/rules.py",
         "pipeline/run.py",
-        "sync/github.py",
         "sync/run.py",
         "sync/upstream.py",
         "vcs/checkout.py",
