@@ -27,7 +27,6 @@ OVER_LIMIT: frozenset[str] = frozenset(
         "lint/rules.py",
         "pipeline/run.py",
         "sync/run.py",
-        "sync/upstream.py",
         "vcs/checkout.py",
         "vcs/git.py",
     }
