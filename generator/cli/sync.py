@@ -22,6 +22,23 @@ def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "(token from GITHUB_TOKEN, or a GitHub App: --app-id)",
     )
     add_build_options(sync)
+    _add_repo_options(sync)
+    _add_check_options(sync)
+    _add_pull_request_options(sync)
+    _add_phase_options(sync)
+    sync.add_argument(
+        "--app-id",
+        metavar="ID",
+        help="act as this GitHub App (its App ID or client ID), its private key read from the "
+        "environment variable SYNC_APP_PRIVATE_KEY (never from the command line): sync mints "
+        "the App's installation tokens itself, when needed and again before they expire "
+        "(wins over GITHUB_TOKEN)",
+    )
+
+
+def _add_repo_options(sync: argparse.ArgumentParser) -> None:
+    """Where the library repo lives (--repo, --remote, --base, --api-url), whether to touch it
+    (--dry-run), and who commits to it (--bot-name, --bot-email)."""
     sync.add_argument("--repo", required=True, metavar="OWNER/NAME", help="the library repo")
     sync.add_argument(
         "--remote",
@@ -62,6 +79,10 @@ def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="author and committer email "
         "(default: executorch-arduino-bot@users.noreply.github.com)",
     )
+
+
+def _add_check_options(sync: argparse.ArgumentParser) -> None:
+    """How `check` checks the library before it is pushed: --compiler, --no-run, --board."""
     sync.add_argument(
         "--compiler",
         default="auto",
@@ -80,6 +101,11 @@ def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "section and the examples' header comments are the UNO Q's); the committed report, "
         "the sizes and the boards table hold every board",
     )
+
+
+def _add_pull_request_options(sync: argparse.ArgumentParser) -> None:
+    """What becomes of the other sync pull requests (--keep-older, --recreate) and what the
+    pull request says of CI (--workflow-token)."""
     sync.add_argument(
         "--keep-older",
         action="store_true",
@@ -98,6 +124,10 @@ def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="the token is the Actions GITHUB_TOKEN, whose pushes start no workflow: the pull "
         "request and $GITHUB_STEP_SUMMARY say CI did not run and how to fix that",
     )
+
+
+def _add_phase_options(sync: argparse.ArgumentParser) -> None:
+    """One phase of the two (--prepare, or --publish with its --digest)."""
     phases = sync.add_mutually_exclusive_group()
     phases.add_argument(
         "--prepare",
@@ -116,14 +146,6 @@ def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--digest",
         metavar="SHA256",
         help="with --publish: the digest `sync --prepare` printed; another tree is refused",
-    )
-    sync.add_argument(
-        "--app-id",
-        metavar="ID",
-        help="act as this GitHub App (its App ID or client ID), its private key read from the "
-        "environment variable SYNC_APP_PRIVATE_KEY (never from the command line): sync mints "
-        "the App's installation tokens itself, when needed and again before they expire "
-        "(wins over GITHUB_TOKEN)",
     )
 
 

@@ -1,11 +1,12 @@
 """Step 14: render the library's metadata with Jinja2 (a pure step from `Provenance` to files).
 
-Every template is a plain Jinja file in one environment, found in one of two folders: the
+Every template is a plain Jinja file in one environment, found in one of three folders: the
 library's own files in `data/library_template/` (a folder that mirrors the library: `src/`,
-`examples/`, `library.properties.jinja`, `README.md.jinja`, `extras/PROVENANCE.txt.jinja`, ...)
-and everything else the generator writes in `data/templates/src/` (the sync pull request's
-body). The rule is copier's: a file whose name ends in `.jinja` is rendered and loses the
-suffix, every other file is copied as it is. Nothing rendered holds a timestamp, so the same
+`examples/`, `library.properties.jinja`, `README.md.jinja`, `extras/PROVENANCE.txt.jinja`, ...),
+the generator's other source files in `data/templates/src/`, and what it writes to GitHub in
+`data/templates/github/` (the sync pull request's body, the release notes). The rule is
+copier's: a file whose name ends in `.jinja` is rendered and loses the suffix, every other file
+is copied as it is. Nothing rendered holds a timestamp, so the same
 inputs give byte-identical files.
 """
 
@@ -26,7 +27,8 @@ from generator.pipeline.provenance import Provenance
 TEMPLATE_SUFFIX = ".jinja"
 #: The library's own files (rendered or copied to the same relative path in the library).
 LIBRARY_TEMPLATE = data_dir("library_template")
-#: The templates of everything else (the sync pull request's body), and cmake_macros.h.
+#: The templates of everything else (the sync pull request's body, the release notes), and
+#: cmake_macros.h.
 TEMPLATES = data_dir("templates")
 
 ENV = jinja2.Environment(

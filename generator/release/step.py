@@ -41,13 +41,16 @@ from generator.library.compare import (
 from generator.library.layout import CHECK_REPORT_FILE, PIN_FILE, PROPERTIES_FILE
 from generator.library.properties import properties_version
 from generator.library.version import highest, is_greater, parse, suggest_next, tag_versions
+from generator.pipeline.render import render
 from generator.util.atomic import write_atomic
 from generator.util.errors import FatalError
-from generator.util.markdown import code_list, table
+from generator.util.markdown import code_list
 from generator.vcs import git as g
 
 #: Release tags are `v` + the library.properties version (what the Library Manager indexes).
 TAG_PREFIX = "v"
+#: The release notes' template (in data/templates/github/).
+NOTES_TEMPLATE = "release_notes.md.jinja"
 _HEX = re.compile(r"^[0-9a-fA-F]{4,40}$")
 
 
@@ -402,95 +405,29 @@ def gather_facts(
     )
 
 
-def _upgrading(f: ReleaseFacts) -> list[str]:
-    """The "Upgrading" section: what a user must do."""
-    lines = ["## Upgrading", ""]
-    pin = f"`{f.pin}`" if f.pin else "the commit in `extras/PROVENANCE.txt`"
-    why = (
-        "the exporter and the runtime must come from one commit, otherwise "
-        "`Method::execute` fails with `InvalidProgram` (0x23)"
-    )
-    if f.previous_tag is None:
-        lines.append(
-            f"- First release: export your `.pte` files with ExecuTorch {pin} "
-            f"(`{PIN_FILE}`); {why}."
-        )
-    elif f.pin and f.pin == f.previous_pin:
-        lines.append(
-            f"- The ExecuTorch pin is unchanged since {f.previous_tag} ({pin}): `.pte` files "
-            "exported for it keep working."
-        )
-    else:
-        lines.append(
-            f"- **Re-export every `.pte`** with ExecuTorch {pin}, now pinned in `{PIN_FILE}` "
-            f"(was `{f.previous_pin or 'unknown'}` in {f.previous_tag}): {why}."
-        )
-    if f.previous_tag is not None:
-        if f.ops_removed:
-            lines.append(
-                f"- Operators removed since {f.previous_tag}: {code_list(f.ops_removed)}. "
-                f"Models that call them no longer load with {f.version} (`Method` load "
-                "fails with `OperatorMissing`, 0x14): generate a library that registers them "
-                f"(`--ops-from-pte`), or stay on {f.previous_tag}."
-            )
-        else:
-            lines.append(f"- No operator was removed since {f.previous_tag}.")
-    lines.append("- Check your models against this release with `extras/tools/check_models.py`.")
-    return lines
-
-
 def render_notes(f: ReleaseFacts) -> str:
     """The release notes (Markdown): Upgrading, ExecuTorch pin, operators, sizes, instructions
-    per inference (when the check report has them)."""
-    since = f.previous_tag or "the previous release"
-    lines = [f"# ExecuTorch Arduino library {f.version}", ""]
-    lines += _upgrading(f)
-    pin = f"[`{f.pin}`]({UPSTREAM_COMMIT.format(sha=f.pin)})" if f.pin else None
-    rows = [
-        ["Pin", pin or f"unknown (no `{PIN_FILE}`)"],
-        ["Upstream version", f"`{f.upstream_version or 'unknown'}`"],
-    ]
-    if f.previous_tag is not None:
-        rows.append([f"Pin of {f.previous_tag}", f"`{f.previous_pin or 'unknown'}`"])
-        if f.pin and f.previous_pin and f.pin != f.previous_pin:
-            compare = UPSTREAM_COMPARE.format(old=f.previous_pin, new=f.pin)
-            rows.append(["Upstream changes", f"[{f.previous_pin[:12]}...{f.pin[:12]}]({compare})"])
-    rows.append(["Library commit", f"`{f.commit}`"])
-    lines += ["", "## ExecuTorch", "", *table(["", ""], rows)]
-
-    lines += ["", "## Operators", ""]
-    if f.previous_tag is None:
-        lines.append(f"Kernels registered: **{len(f.kernels)}** (first release).")
-    else:
-        lines.append(
-            f"Kernels registered: **{len(f.kernels)}** ({f.previous_tag}: "
-            f"{len(f.previous_kernels)})."
-        )
-        if f.ops_added:
-            lines.append(f"- added: {code_list(f.ops_added)}")
-        if f.ops_removed:
-            lines.append(f"- removed: {code_list(f.ops_removed)}")
-        if not f.ops_added and not f.ops_removed:
-            lines.append(f"- no change since {since}")
-
-    lines += ["", "## Sizes", ""]
-    if not f.has_report:
-        lines.append(f"This commit has no `{CHECK_REPORT_FILE}`; no sizes to show.")
-    else:
-        lines += size_table(f.sizes, f.version, f.previous_tag or "previous")
-        if f.previous_tag is None:
-            lines += ["", "First release: no deltas."]
-        elif not f.previous_has_report:
-            lines += ["", f"{f.previous_tag} has no `{CHECK_REPORT_FILE}`, so there are no deltas."]
-    if f.instructions:
-        lines += ["", "## Instructions per inference", ""]
-        lines += instruction_table(f.instructions, f.version, f.previous_tag or "previous")
-        lines += ["", INSTRUCTIONS_NOTE]
-        if f.previous_tag is None:
-            lines[-1] += " First release: no deltas."
-        elif f.previous_has_report and all(row.base is None for row in f.instructions):
-            lines[-1] += f" {f.previous_tag}'s check report has no instruction counts: no deltas."
-    return "\n".join(lines) + "\n"
+    per inference (when the check report has them); the template `NOTES_TEMPLATE`, in
+    `generator.pipeline.render`'s environment."""
+    compare = (
+        UPSTREAM_COMPARE.format(old=f.previous_pin, new=f.pin)
+        if f.previous_tag is not None and f.pin and f.previous_pin and f.pin != f.previous_pin
+        else ""
+    )
+    previous = f.previous_tag or "previous"
+    return render(
+        NOTES_TEMPLATE,
+        f=f,
+        pin_file=PIN_FILE,
+        report_file=CHECK_REPORT_FILE,
+        commit_url=UPSTREAM_COMMIT.format(sha=f.pin) if f.pin else "",
+        compare_url=compare,
+        code_list=code_list,
+        sizes="\n".join(size_table(f.sizes, f.version, previous)),
+        instructions="\n".join(instruction_table(f.instructions, f.version, previous)),
+        instructions_note=INSTRUCTIONS_NOTE,
+        instructions_base=any(row.base is not None for row in f.instructions),
+    )
 
 
 def tag_message(facts: ReleaseFacts) -> str:

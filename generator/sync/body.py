@@ -20,9 +20,9 @@ from generator.library.compare import (
     size_table,
 )
 from generator.pipeline.render import render
-from generator.sync.upstream import UpstreamChanges, inline_code, is_sha, upstream_markdown
+from generator.sync.upstream import UpstreamChanges, is_sha, upstream_markdown
 from generator.util.errors import FatalError
-from generator.util.markdown import code_fence, signed
+from generator.util.markdown import code_fence, inline_code, signed
 
 #: The pull request body's template (in data/templates/src/).
 PULL_REQUEST_TEMPLATE = "pr_body.md.jinja"

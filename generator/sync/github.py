@@ -1,63 +1,30 @@
-"""The GitHub side of `sync` (PyGithub): check access, find the open sync pull request, open or
-update it, label it, find a sync pull request a maintainer closed, close the pull requests a
-new sync supersedes; with bounded retries on rate limits and server errors.
-
-Retries are PyGithub's `GithubRetry` (a urllib3 `Retry`), bounded to `attempts` tries:
-- a rate limit (GitHub REST docs, "Rate limits for the REST API": a 403 or 429 with
-  `Retry-After`, or whose message says a primary or secondary limit was exceeded): wait
-  `Retry-After` seconds, else until `x-ratelimit-reset`, else a minute; give up at once when
-  that is longer than `max_wait`;
-- 5xx and connection failures: back off exponentially (1, 2, 4 ... s).
-`_Retry` adds only what GithubRetry does not do: a 429 without `Retry-After` is waited out as
-GithubRetry waits out a 403 (it retries 429 only with the header), a `Retry-After` longer than
-`max_wait` gives up instead of sleeping it, the first backoff is 1 s (urllib3 retries the first
-failure at once), sleeping goes through an injectable `sleep` (tests record it), and a POST is
-never retried by it after a 5xx or a lost answer: the POST may have taken effect, so `_call`
-first looks whether it did (the pull request or comment exists) and only then tries again.
+"""The GitHub side of `sync` (PyGithub): `GitHubRepo` checks access, finds the open sync pull
+request, opens or updates it, labels it, finds a sync pull request a maintainer closed, closes
+the pull requests a new sync supersedes; with bounded retries on rate limits and server errors
+(`generator.sync.github_transport`), bounded listings (`generator.sync.github_paging`) and
+failures explained (`generator.sync.github_errors`).
 
 Credentials: a fixed token (GITHUB_TOKEN, a SYNC_TOKEN), or a GitHub App (`--app-id`, its key
 from SYNC_APP_PRIVATE_KEY): then the App's JWT finds its installation on the repo and the
 installation tokens are minted as they are needed (`generator.sync.app`), through the same
 checked and retried connection as every other call. `GitHubRepo.tokens` hands the same
 credential to git.
-
-GitHub's refusal to let the Actions GITHUB_TOKEN open a pull request (a 403 whose message is
-`ACTIONS_MAY_NOT_CREATE_PULLS`) is recognised by that message and explained by the setting it
-depends on; no API call can read that setting with a workflow token, so the refusal is the
-only signal.
-
-The token goes only where `generator.util.urls.token_url_problem` allows: PyGithub builds a
-connection for the API root and for every URL of an answer that names another host, port or
-scheme (`Requester.__customConnection`), and sends the token on each; `_Checked*Connection`
-applies the rule before such a connection exists. A redirect of the API (301) to another host
-or scheme is refused by PyGithub and explained here; requests follows none by itself.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import re
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
-from types import TracebackType
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 import requests
-from github import Auth, Github, GithubException, GithubIntegration, GithubRetry
+from github import Auth, Github, GithubException, GithubIntegration
 from github.GithubException import RateLimitExceededExceedsMaxWait
-from github.GithubObject import GithubObject
-from github.PaginatedList import PaginatedList
 from github.PullRequest import PullRequest
 from github.Repository import Repository
-from github.Requester import HTTPRequestsConnectionClass, HTTPSRequestsConnectionClass, Requester
-from urllib3.connectionpool import ConnectionPool
 from urllib3.exceptions import MaxRetryError
-from urllib3.response import BaseHTTPResponse, HTTPResponse
-from urllib3.util.retry import Retry
 
 from generator.sync.app import (
     REFRESH_MARGIN,
@@ -66,37 +33,16 @@ from generator.sync.app import (
     app_auth,
     utc_now,
 )
+from generator.sync.github_errors import app_hints, explain
+from generator.sync.github_paging import every_page
+from generator.sync.github_transport import RETRIED_METHODS, SyncRetry, check_connections
 from generator.util.errors import FatalError
-from generator.util.urls import check_token_url
 from generator.vcs.git import StaticToken, TokenSource
 
 DEFAULT_API_URL = "https://api.github.com"
 SYNC_LABEL = "sync"
 
-#: What GitHub answers (403) when the workflow's GITHUB_TOKEN tries to open (or approve) a pull
-#: request while the repository's or organisation's setting "Allow GitHub Actions to create and
-#: approve pull requests" is off. Sources: the body quoted in danielroe/uppt issue #11 and
-#: peter-evans/create-pull-request issues #1175 and #3979; GitHub changelog 2022-05-03
-#: "GitHub Actions: Prevent GitHub Actions from creating and approving pull requests".
-ACTIONS_MAY_NOT_CREATE_PULLS = "GitHub Actions is not permitted to create or approve pull requests"
-#: Where that setting is, and what to do instead (also in the README, "Tokens").
-ACTIONS_SETTING_HINT = (
-    "the workflow's GITHUB_TOKEN may not open pull requests on this repository: turn on "
-    'Settings → Actions → General → Workflow permissions → "Allow GitHub Actions to create and '
-    'approve pull requests" on the repository (and, when the repository belongs to an '
-    "organisation that turned it off, first on the organisation: Organisation settings → "
-    "Actions → General), or give sync a GitHub App (--app-id with SYNC_APP_PRIVATE_KEY) or a "
-    'SYNC_TOKEN instead (README, "Tokens"); a token of the App or SYNC_TOKEN also lets CI run '
-    "on the pull request"
-)
-
 T = TypeVar("T")
-G = TypeVar("G", bound=GithubObject)
-
-#: urllib3's idempotent methods, PATCH (sync's edits set fields: sending one twice is harmless)
-#: and POST, which `_Retry` retries only when it cannot have run: after a rate limit or a
-#: connection that was never made.
-_RETRIED_METHODS: Collection[str] = Retry.DEFAULT_ALLOWED_METHODS | {"PATCH", "POST"}
 
 
 @dataclass(frozen=True)
@@ -155,133 +101,6 @@ class ClosedPull:
     closed_by: str | None
 
 
-class _Retry(GithubRetry):
-    """GithubRetry with sync's additions (see the module docstring).
-
-    Args:
-        sleeper: how to wait (seconds).
-        kwargs: GithubRetry's and urllib3 Retry's (`total`, `backoff_factor`,
-            `max_rate_limit_wait` ...).
-    """
-
-    def __init__(self, *, sleeper: Callable[[float], None] = time.sleep, **kwargs: Any) -> None:
-        self.sleeper = sleeper
-        super().__init__(**kwargs)
-        # GithubRetry logs each 403 ("Request GET ... failed with 403: ...") at INFO to the
-        # stderr handler PyGithub installs on its "github" logger: a stray line beside the
-        # explained error sync prints; its retries are sync's to report.
-        logging.getLogger("github.GithubRetry").setLevel(logging.WARNING)
-
-    def new(self, **kw: Any) -> _Retry:
-        kw["sleeper"] = self.sleeper
-        retry: _Retry = super().new(**kw)
-        return retry
-
-    def get_backoff_time(self) -> float:
-        tries = len(self.history)
-        return min(self.backoff_max, self.backoff_factor * 2.0 ** (tries - 1)) if tries else 0.0
-
-    def sleep(self, response: BaseHTTPResponse | None = None) -> None:
-        after = self.get_retry_after(response) if response is not None else None
-        wait = after if after else self.get_backoff_time()
-        if wait > 0:
-            self.sleeper(float(wait))
-
-    def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
-        if method.upper() == "POST" and status_code >= 500:
-            return False  # it may have taken effect: GitHubRepo._call looks before it retries
-        return super().is_retry(method, status_code, has_retry_after)
-
-    def increment(  # type: ignore[override]
-        self,
-        method: str | None = None,
-        url: str | None = None,
-        response: HTTPResponse | None = None,
-        error: Exception | None = None,
-        _pool: ConnectionPool | None = None,
-        _stacktrace: TracebackType | None = None,
-    ) -> Retry:
-        if error is not None and (method or "").upper() == "POST" and self._is_read_error(error):
-            raise error.with_traceback(_stacktrace)  # sent, maybe taken effect: as for a 5xx
-        if response is None:
-            return super().increment(method, url, response, error, _pool, _stacktrace)
-        if response.status == 403 and self.total == 0:
-            # out of tries: raise it with its message (GithubRetry reads the body to look for a
-            # rate limit, then hands the answer on without it)
-            body = self.get_content(response, url or "")
-            try:
-                data = json.loads(body)
-            except ValueError:
-                data = {"message": body.decode("utf-8", "replace")}
-            raise Requester.createException(403, dict(response.headers), data)
-        after = self.get_retry_after(response)
-        limit = self.max_rate_limit_wait
-        if after is not None and limit is not None and after > limit:
-            raise RateLimitExceededExceedsMaxWait(
-                response.status, None, dict(response.headers), wait=after
-            )
-        if response.status != 429 or after is not None:
-            return super().increment(method, url, response, error, _pool, _stacktrace)
-        # a 429 without Retry-After: wait as GithubRetry waits out a 403 rate limit
-        retry = super().increment(method, url, response, error, _pool, _stacktrace)
-        reset = str(response.headers.get("X-RateLimit-Reset", ""))
-        if response.headers.get("X-RateLimit-Remaining") == "0" and reset.isdigit():
-            wait = int(reset) - time.time() + 1.0
-        else:
-            wait = self.secondary_rate_wait
-        if limit is not None and wait > limit:
-            raise RateLimitExceededExceedsMaxWait(
-                response.status, None, dict(response.headers), wait=wait
-            )
-        wait = max(wait, retry.get_backoff_time())
-        retry.get_backoff_time = lambda: wait  # type: ignore[method-assign]
-        return retry
-
-
-#: Where messages say a refused connection came from.
-_CONNECTION_SOURCE = "a connection PyGithub was to open (the --api-url, or a URL in its answers)"
-
-
-class _CheckedHTTPConnection(HTTPRequestsConnectionClass):
-    """PyGithub's http connection, refused by the token rule before it is made, and never
-    through a proxy: the rule lets plain http go to loopback only, and requests would hand it
-    (`Authorization: token …` in clear text) to `http_proxy` / `ALL_PROXY`'s machine."""
-
-    def __init__(self, host: str, port: int | None = None, *args: Any, **kwargs: Any) -> None:
-        check_token_url(f"http://{host}{f':{port}' if port else ''}/", _CONNECTION_SOURCE)
-        super().__init__(host, port, *args, **kwargs)
-        self.session.trust_env = False  # no proxy (nor .netrc) from the environment
-
-
-class _CheckedHTTPSConnection(HTTPSRequestsConnectionClass):
-    """PyGithub's https connection, through the same rule (which allows https)."""
-
-    def __init__(self, host: str, port: int | None = None, *args: Any, **kwargs: Any) -> None:
-        check_token_url(f"https://{host}{f':{port}' if port else ''}/", _CONNECTION_SOURCE)
-        super().__init__(host, port, *args, **kwargs)
-
-
-def _check_connections(requester: Requester, api_url: str) -> None:
-    """Make `requester` open its connections through `_Checked*Connection`.
-
-    PyGithub takes its connection classes from (name-mangled) attributes it reads on each new
-    connection; they are set on this requester only (`Requester.injectConnectionClasses`
-    would change every requester and turn off connection reuse).
-
-    Raises:
-        RuntimeError: this PyGithub keeps them elsewhere (an upgrade must update this).
-    """
-    chosen = _CheckedHTTPSConnection if api_url.startswith("https:") else _CheckedHTTPConnection
-    for attribute, cls in (
-        ("_Requester__httpConnectionClass", _CheckedHTTPConnection),
-        ("_Requester__httpsConnectionClass", _CheckedHTTPSConnection),
-        ("_Requester__connectionClass", chosen),
-    ):
-        if not hasattr(requester, attribute):
-            raise RuntimeError(f"PyGithub's Requester has no {attribute}; update this function")
-        setattr(requester, attribute, cls)
-
-
 class GitHubRepo:
     """One library repository on GitHub (or GitHub Enterprise at `api_url`).
 
@@ -329,13 +148,13 @@ class GitHubRepo:
         spacing: dict[str, Any] = {}
         if not throttle:
             spacing = {"seconds_between_requests": None, "seconds_between_writes": None}
-        retry = _Retry(
+        retry = SyncRetry(
             sleeper=sleep,
             total=self._attempts - 1,
             backoff_factor=1.0,
             max_rate_limit_wait=max_wait,
             status_forcelist=[*range(500, 600), 429],
-            allowed_methods=_RETRIED_METHODS,
+            allowed_methods=RETRIED_METHODS,
             raise_on_status=False,  # the last answer reaches PyGithub, which raises it
         )
         self._app = credentials if isinstance(credentials, AppCredentials) else None
@@ -349,7 +168,7 @@ class GitHubRepo:
             self.tokens = StaticToken(credentials)
             auth = Auth.Token(credentials)
         self._github = Github(base_url=self.api_url, auth=auth, retry=retry, timeout=30, **spacing)
-        _check_connections(self._github.requester, self.api_url)
+        check_connections(self._github.requester, self.api_url)
         self._repo: Repository | None = None
         #: pull requests met in listings, by number (closing one needs no second GET)
         self._pulls: dict[int, PullRequest] = {}
@@ -357,7 +176,7 @@ class GitHubRepo:
     def _installation_tokens(
         self,
         credentials: AppCredentials,
-        retry: _Retry,
+        retry: SyncRetry,
         spacing: dict[str, Any],
         clock: Callable[[], datetime],
         say: Callable[[str], None],
@@ -368,12 +187,12 @@ class GitHubRepo:
         integration = GithubIntegration(
             base_url=self.api_url, auth=jwt_auth, retry=retry, timeout=30, **spacing
         )
-        _check_connections(integration.requester, self.api_url)
+        check_connections(integration.requester, self.api_url)
         owner, _, name = self.name.partition("/")
         installation = self._call(
             f"find the GitHub App {credentials.app_id}'s installation on {self.name}",
             lambda: integration.get_repo_installation(owner, name),
-            hints=self._app_hints(),
+            hints=app_hints(credentials.app_id, self.name),
         )
         installation_id = self._call(
             f"find the GitHub App {credentials.app_id}'s installation on {self.name}",
@@ -385,7 +204,7 @@ class GitHubRepo:
                 f"mint a token for the GitHub App {credentials.app_id}'s installation {number}",
                 lambda: integration.get_access_token(number),
                 landed=lambda: None,  # minting twice only makes a spare token
-                hints=self._app_hints(),
+                hints=app_hints(credentials.app_id, self.name),
             )
 
         return InstallationTokens(
@@ -397,31 +216,6 @@ class GitHubRepo:
             margin=REFRESH_MARGIN,
             say=say,
         )
-
-    def _app_hints(self) -> dict[int, str]:
-        """What to do when a call made with the App's JWT fails, by status."""
-        app_id = self._app.app_id if self._app else "?"
-        return {
-            401: (
-                f"GitHub refused the App's JWT: --app-id {app_id} and SYNC_APP_PRIVATE_KEY must "
-                "belong to the same GitHub App (a key the App still lists under Private keys), "
-                "and this machine's clock must be right (the JWT is valid for minutes)"
-            ),
-            403: (
-                f"the GitHub App {app_id} may not do this on {self.name}: check the App's "
-                "permissions (contents: write, pull requests: write) and that the installation "
-                "is not suspended"
-            ),
-            404: (
-                f"the GitHub App {app_id} is not installed on {self.name}: install it on the "
-                "repository (the App's page → Install App, or the organisation's Settings → "
-                "GitHub Apps → Configure → Repository access)"
-            ),
-            422: (
-                f"GitHub would not mint a token for the GitHub App {app_id} on {self.name}; "
-                "see its message"
-            ),
-        }
 
     # -- errors and retries -------------------------------------------------------------
 
@@ -437,70 +231,16 @@ class GitHubRepo:
     def _explain(
         self, error: GithubException, what: str, hints: dict[int, str] | None = None
     ) -> FatalError:
-        data = error.data if isinstance(error.data, dict) else {}
-        message = str(data.get("message") or error.message or "").strip()
-        details = [
-            str(e.get("message") or e.get("code") or e)
-            for e in data.get("errors") or []
-            if isinstance(e, dict)
-        ]
-        said = message + (f" ({'; '.join(details)})" if details else "")
-        said = self._redact(said) or "no message"
-        status = error.status
-        stranger = _not_github(error) if status == 403 else None
-        if stranger is not None:
-            host = urlsplit(self.api_url).netloc or self.api_url
-            return FatalError(
-                f"could not {what}: the server at {host} answered {status} with {stranger}, "
-                "not GitHub's API (GitHub answers JSON with a message): a proxy or firewall "
-                "on the way? Check the network's proxy settings (https_proxy, no_proxy) and "
-                "--api-url"
-            )
-        if status == 403 and ACTIONS_MAY_NOT_CREATE_PULLS.lower() in message.lower():
-            hint = ACTIONS_SETTING_HINT
-        elif status == 403 and _is_rate_limit(error):
-            hint = "GitHub's rate limit did not clear in time: wait and run sync again"
-        elif hints and status in hints:
-            hint = hints[status]
-        elif status == 401 and self._app is not None:
-            hint = (
-                f"GitHub refused {self.tokens.name} (expired or revoked): run sync again; if it "
-                "persists, check that the App is still installed on the repository"
-            )
-        elif status == 401:
-            hint = "GitHub refused the token: set GITHUB_TOKEN to a valid, unexpired token"
-        elif status == 403 and self._app is not None:
-            # what each call needs of an App: docs.github.com/en/rest/authentication/
-            # permissions-required-for-github-apps (POST .../pulls: Pull requests write;
-            # a push: Contents write); new permissions wait for the installation's owner to
-            # accept them (docs.github.com/en/apps/maintaining-github-apps/
-            # modifying-a-github-app-registration)
-            hint = (
-                f"the GitHub App {self._app.app_id} may not do this on {self.name}: give the "
-                "App the repository permissions Contents and Pull requests, both Read and "
-                "write (the App's settings → Permissions & events; an organisation must then "
-                "approve the new permissions), and check that its installation includes "
-                f"{self.name} (Settings → GitHub Apps → Configure → Repository access)"
-            )
-        elif status == 403:
-            hint = (
-                f"the token has no permission for this on {self.name}: it needs contents: write "
-                "and pull-requests: write (a fine-grained token must include this repository)"
-            )
-        elif status == 404:
-            hint = (
-                f"{self.name} does not exist at {self.api_url}, or the token cannot see it: "
-                "check --repo, --api-url and the token's repository access"
-            )
-        elif status == 422:
-            hint = "GitHub rejected the request as invalid; see its message"
-        elif status == 429:
-            hint = "GitHub's rate limit did not clear in time: wait and run sync again"
-        elif status >= 500:
-            hint = f"GitHub kept failing ({self._attempts} tries); try again later"
-        else:
-            hint = "see GitHub's message"
-        return FatalError(f"could not {what}: GitHub answered {status}: {said}\n{hint}")
+        return explain(
+            error,
+            what,
+            api_url=self.api_url,
+            repo=self.name,
+            attempts=self._attempts,
+            app_id=self._app.app_id if self._app is not None else None,
+            redact=self._redact,
+            hints=hints,
+        )
 
     def _unexpected(self, what: str, e: Exception) -> str:
         return (
@@ -517,7 +257,7 @@ class GitHubRepo:
         landed: Callable[[], T | None] | None = None,
         hints: dict[int, str] | None = None,
     ) -> T:
-        """Run `fn` (a PyGithub call, retried by `_Retry`) and explain its failure.
+        """Run `fn` (a PyGithub call, retried by `SyncRetry`) and explain its failure.
 
         Args:
             what: what the call does, for messages ("open the pull request").
@@ -796,81 +536,6 @@ class GitHubRepo:
         )
 
 
-#: The most pages one listing may take: 100, 3,000 pull requests at PyGithub's 30 a page
-#: (`Requester.per_page`), far more than the sync's listings meet (the open pull requests of
-#: one repository, those of one branch). A listing that goes on is a server that never stops
-#: answering `Link: <...>; rel="next"` (GitHub REST docs, "Using pagination in the REST API":
-#: the last page has no next link), which would otherwise loop forever.
-MAX_PAGES = 100
-
-
-def every_page(listing: PaginatedList[G], max_pages: int = MAX_PAGES) -> list[G]:
-    """Every item of the REST listing `listing`, following its `rel="next"` links, bounded.
-
-    PyGithub follows the next links without a bound (PaginatedList keeps the next URL in a
-    private attribute, read here before each further page is fetched).
-
-    Raises:
-        FatalError: a next link repeats a URL already fetched (a page that points at itself,
-            or a cycle), or the listing runs past `max_pages` pages; the message names the URL.
-    """
-    fetch = listing._fetchNextPage
-    seen: set[str] = set()
-
-    def bounded() -> list[G]:
-        next_url = getattr(listing, "_PaginatedList__nextUrl", None)
-        # a PyGithub without that attribute: pages are still counted, repeats not seen
-        url = str(next_url) if next_url is not None else f"page {len(seen) + 1}"
-        if url in seen:
-            raise FatalError(
-                f"GitHub's listing repeats a page: its next link points back at {url}, "
-                "fetched already (a server that loops its pagination); check --api-url"
-            )
-        seen.add(url)
-        if len(seen) > max_pages:
-            raise FatalError(
-                f"GitHub's listing runs past {max_pages} pages (next: {url}); it should end "
-                "well before: check --api-url"
-            )
-        return fetch()
-
-    setattr(listing, "_fetchNextPage", bounded)  # noqa: B010 (shadow the method on the instance)
-    return list(listing)
-
-
-_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.I | re.S)
-
-
-def _not_github(error: GithubException) -> str | None:
-    """What answered, when `error`'s answer is not GitHub's API: None when it is.
-
-    GitHub's REST API answers every error with JSON (`Content-Type: application/json`)
-    holding a `message` (GitHub REST docs, "Troubleshooting the REST API" / "Client
-    errors"); a proxy's or firewall's refusal is an HTML page or plain text. Returns e.g.
-    'an HTML page ("Access denied")'.
-    """
-    headers = {str(k).lower(): str(v) for k, v in (error.headers or {}).items()}
-    kind = headers.get("content-type", "").split(";")[0].strip().lower()
-    data = error.data
-    if "json" in kind and isinstance(data, dict) and "message" in data:
-        return None
-    if isinstance(data, dict) and "message" in data and not kind:
-        return None  # no type said: a JSON body with GitHub's message is taken as GitHub's
-    if isinstance(data, bytes):
-        body = data
-    elif isinstance(data, dict):  # _Retry's last try wraps a body that is not JSON
-        body = str(data.get("message", "")).encode()
-    else:
-        body = str(data or "").encode()
-    if kind == "text/html" or body.lstrip()[:1] == b"<":
-        title = _TITLE.search(body)
-        shown = " ".join(title.group(1).decode("utf-8", "replace").split())[:80] if title else ""
-        return "an HTML page" + (f' ("{shown}")' if shown else "")
-    if not body.strip():
-        return "an empty answer" + (f" ({kind})" if kind else "")
-    return f"a {kind} answer" if kind else "an answer that is not JSON"
-
-
 def redact(text: str, token: str | None) -> str:
     """`text` with `token` replaced by `***`, also as it appears stripped or escaped (a repr
     in an exception message shows a newline as backslash-n)."""
@@ -880,14 +545,3 @@ def redact(text: str, token: str | None) -> str:
         if form:
             text = text.replace(form, "***")
     return text
-
-
-def _is_rate_limit(error: GithubException) -> bool:
-    headers = {k.lower(): v for k, v in (error.headers or {}).items()}
-    data = error.data if isinstance(error.data, dict) else {}
-    message = str(data.get("message") or "").lower()
-    return (
-        "retry-after" in headers
-        or headers.get("x-ratelimit-remaining") == "0"
-        or "rate limit" in message
-    )

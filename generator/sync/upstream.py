@@ -8,15 +8,8 @@ MFCC inputs, the model-conversion tools) and replaces the rest with the generato
 a replaced file never reaches the library. This step lists every change there, so a reviewer
 sees each one and where it would have to be ported.
 
-Each file's role comes from the tables the build itself reads, so the two cannot drift:
-- used: the copy rules of `data/vendored/executorch.yaml` (`generator.pipeline.components`), and the
-  examples' data of `generator.pipeline.examples` (`REF_EXAMPLES`, the `.pte` of each example of
-  `generator.library.layout.EXAMPLES`, and `EXAMPLE_DATA`);
-- superseded: the file of the same name in the generator's data (`data/library_template/`, a
-  `.jinja` suffix aside, and the shipped tools in `extras/tools/`): an example's files by
-  their path below its folder, other files by name (the shallowest match); plus `RENAMED`,
-  upstream files that ours replace under another name;
-- anything else: not used (nothing of the build reads it).
+Each file's role comes from `generator.sync.upstream_roles.classify`, which reads the tables
+the build itself reads.
 
 Git: the build's cached clone of ExecuTorch (`generator.vcs.checkout.cached_clone`) holds
 the new commit, which the build checked out. The previous pin is fetched when the clone lacks
@@ -33,48 +26,23 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
-from functools import cache
 from pathlib import Path
 from typing import Literal
 
 import git
-from wcmatch import glob
 
-from generator import data_dir
-from generator.library.layout import EXAMPLES
-from generator.pipeline.components import load_component
-from generator.pipeline.examples import EXAMPLE_DATA, REF_EXAMPLES
-from generator.pipeline.render import TEMPLATE_SUFFIX
-from generator.pipeline.vendor import GLOB_FLAGS
+from generator.sync.upstream_roles import ARDUINO, Kind, Role, classify
 from generator.util.cache import check_cache_dir, default_cache_dir, repos_lock
-from generator.util.markdown import table
+from generator.util.markdown import inline_code, table
 from generator.util.urls import display_url
 from generator.vcs.checkout import cached_clone, fetch_commit
 from generator.vcs.failures import git_reason
 
-#: ExecuTorch's Arduino folder, relative to its repository root.
-ARDUINO = "examples/arduino"
-#: The model each example's model.h is made from, in its folder below `REF_EXAMPLES`
-#: (`generator.pipeline.examples.plan_examples`; a test holds the two together).
-REF_MODEL = "model.pte"
-#: The generator's data folders whose files replace upstream's by name.
-TEMPLATE_FOLDERS = ("library_template", "extras")
-#: Upstream files that ours replace under another name (upstream path below `ARDUINO` ->
-#: what replaces it). Source: pytorch/executorch `examples/arduino/` at 7525aa6f13eb (PR
-#: #21995 head): `build_arduino_library.sh` assembles the library (the generator's `build`
-#: does), `verify_models.py` checks the example models against the library's kernel wrappers
-#: (the shipped `extras/tools/check_models.py` does).
-RENAMED: dict[str, str] = {
-    "build_arduino_library.sh": "the generator itself (`python -m generator build`)",
-    "verify_models.py": "`data/extras/tools/check_models.py`",
-}
 #: At most this many files are listed (the body stays far below GitHub's 65,536 characters).
 MAX_FILES = 25
 #: Paths longer than this are shortened in the list (characters).
 MAX_PATH = 120
 
-Kind = Literal["used", "superseded", "unused"]
 Outcome = Literal["first-sync", "same-pin", "not-compared", "unchanged", "changed", "absent"]
 
 #: git's one-letter statuses (`git diff --name-status`) as the list names them.
@@ -86,27 +54,6 @@ _STATUS = {
     "C": "copied",
     "T": "type changed",
 }
-
-
-@dataclass(frozen=True)
-class Role:
-    """What the library does with an upstream file.
-
-    Attributes:
-        kind: "used" (the build reads it), "superseded" (ours replaces it), "unused".
-        detail: Markdown: what reads it, or what replaces it ("" when unused for no reason
-            worth saying).
-    """
-
-    kind: Kind
-    detail: str = ""
-
-    def describe(self) -> str:
-        """The list's cell, e.g. "superseded by `data/library_template/src/ETModel.h`"."""
-        lead = {"used": "used", "superseded": "superseded by", "unused": "not used"}[self.kind]
-        if not self.detail:
-            return lead
-        return f"{lead} {self.detail}" if self.kind == "superseded" else f"{lead}: {self.detail}"
 
 
 @dataclass(frozen=True)
@@ -195,86 +142,6 @@ def compare_url(url: str, old: str, new: str) -> str | None:
     read from the base branch is any text until checked)."""
     web = github_web_url(url)
     return f"{web}/compare/{old}...{new}" if web and is_sha(old) and is_sha(new) else None
-
-
-# -- what the library does with each file ------------------------------------------------
-
-
-@cache
-def _copy_matchers() -> tuple[tuple[str, str, glob.WcMatcher[str]], ...]:
-    """(source folder, destination, matcher) of each copy rule of `data/vendored/executorch.yaml`
-    (how `generator.pipeline.vendor.apply_rule` matches: globs relative to the source folder)."""
-    rules = load_component("executorch").files
-    return tuple(
-        (
-            r.source.strip("/"),
-            r.dest,
-            glob.compile(r.include, flags=GLOB_FLAGS, exclude=r.exclude or None),
-        )
-        for r in rules
-    )
-
-
-@cache
-def _by_name() -> dict[str, str]:
-    """File name (`.jinja` suffix aside) -> the shallowest generator data file of that name,
-    as `<folder>/<path>` (e.g. "ETModel.h" -> "data/library_template/src/ETModel.h")."""
-    found: dict[str, tuple[int, str]] = {}
-    for folder in TEMPLATE_FOLDERS:
-        root = data_dir(folder)
-        for path in sorted(root.rglob("*")):
-            rel = path.relative_to(root)
-            if not path.is_file() or "__pycache__" in rel.parts or path.suffix == ".pyc":
-                continue
-            name = path.name.removesuffix(TEMPLATE_SUFFIX)
-            shown = f"data/{folder}/{rel.as_posix()}"
-            candidate = (len(rel.parts), shown)
-            if name not in found or candidate < found[name]:
-                found[name] = candidate
-    return {name: shown for name, (_, shown) in found.items()}
-
-
-def _template_example(example: str, rel: str) -> str | None:
-    """Our file for `rel` below the example's folder (`data/library_template/examples/<example>/`,
-    a `.jinja` suffix aside), as `data/library_template/...`, or None."""
-    root = data_dir("library_template") / "examples" / example
-    for candidate in (rel, rel + TEMPLATE_SUFFIX):
-        if (root / candidate).is_file():
-            return f"data/library_template/examples/{example}/{candidate}"
-    return None
-
-
-def classify(path: str) -> Role:
-    """What the library does with the file `path` of ExecuTorch (from the repo root).
-
-    Sources: the build's own tables (see the module docstring); nothing is read from git.
-    """
-    for source, dest, matcher in _copy_matchers():
-        if path.startswith(source + "/") and matcher.match(path[len(source) + 1 :]):
-            return Role("used", f"shipped as {inline_code(f'{dest}/{path[len(source) + 1 :]}')}")
-    if path.startswith(REF_EXAMPLES + "/"):
-        example, _, rel = path[len(REF_EXAMPLES) + 1 :].partition("/")
-        if not rel:
-            return Role("unused")
-        if example not in EXAMPLES:
-            return Role("unused", f"the library has no example {inline_code(example)}")
-        if rel == REF_MODEL:
-            return Role(
-                "used",
-                f"the {inline_code(example)} example's model (its `model.h` is made from it)",
-            )
-        if "/" not in rel and any(fnmatchcase(rel, p) for p in EXAMPLE_DATA.get(example, ())):
-            return Role("used", f"copied into {inline_code(f'examples/{example}/')}")
-        ours = _template_example(example, rel)
-        return Role("superseded", inline_code(ours)) if ours else Role("unused")
-    if path.startswith(ARDUINO + "/"):
-        rel = path[len(ARDUINO) + 1 :]
-        if rel in RENAMED:
-            return Role("superseded", RENAMED[rel])
-        ours = _by_name().get(rel.rsplit("/", 1)[-1])
-        if ours:
-            return Role("superseded", inline_code(ours))
-    return Role("unused")
 
 
 # -- git -----------------------------------------------------------------------------------
@@ -479,37 +346,6 @@ def _compare(repo: git.Repo, url: str, old: str, new: str, link: str | None) -> 
 
 #: The section's heading in the pull request body.
 HEADING = "### Upstream `examples/arduino/` since the last sync"
-
-
-#: Characters a name shows as escapes: C0/C1 controls and DEL, the Unicode line and
-#: paragraph separators (a line break inside a table row would end the row), and the
-#: bidirectional controls that make a name read otherwise than it is (CVE-2021-42574,
-#: "Trojan Source": U+061C, U+200E/F, U+202A to U+202E, U+2066 to U+2069).
-_INVISIBLE = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
-)
-_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _visible(text: str) -> str:
-    """`text` with each character of `_INVISIBLE` written as an escape: "\\n", "\\r",
-    "\\t", else "\\xNN" / "\\uNNNN" (as Python writes them)."""
-    return _INVISIBLE.sub(lambda m: _ESCAPES.get(m[0]) or repr(m[0])[1:-1], text)
-
-
-def inline_code(text: str) -> str:
-    """`text` (a file or example name from ExecuTorch, or a pin from the base branch: any
-    text) as inline code that survives a table cell, the one way every such name reaches
-    the section: control characters and line breaks shown as escapes (`_visible`), a
-    backtick run longer than any in it, spaces where it starts or ends with a backtick or
-    space, and `|` escaped (GFM tables read `\\|` as `|` inside code too). Inside a code
-    span, Markdown, HTML, links and @mentions are literal text (GFM spec, "Code spans",
-    https://github.github.com/gfm/#code-spans; tables, https://github.github.com/gfm/#tables-extension-).
-    """
-    text = _visible(text)
-    ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
-    return f"{ticks}{pad}{text.replace('|', chr(92) + '|')}{pad}{ticks}"
 
 
 def _short(path: str) -> str:

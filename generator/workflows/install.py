@@ -1,11 +1,10 @@
-"""`python -m generator workflows LIBRARY_REPO_DIR`: install the library repo's GitHub workflows
-(sync, CI, release), pinned to this generator's repo URL and commit; `--check` only compares.
-`python -m generator workflows --outdated` reports the templates' pins that have newer releases
-(`generator.workflows.pins`)."""
+"""The runners of `python -m generator workflows`: `install_workflows` installs the library
+repo's GitHub workflows (sync, CI, release), pinned to this generator's repo URL and commit, or
+(`--check`) only compares; `report_outdated` (`--outdated`) reports the templates' pins that
+have newer releases (`generator.workflows.pins`)."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -32,72 +31,6 @@ from generator.workflows.render import (
     workflow_drift,
     write_workflows,
 )
-
-
-def add_workflows_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The `workflows` verb's options."""
-    workflows = verbs.add_parser(
-        "workflows",
-        help="install the library repo's GitHub workflows (sync, CI, release), pinned to this "
-        "generator",
-    )
-    workflows.add_argument(
-        "library",
-        type=Path,
-        nargs="?",
-        metavar="LIBRARY_REPO_DIR",
-        help="checkout of the library repo (not with --outdated)",
-    )
-    workflows.add_argument(
-        "--generator-repo",
-        metavar="URL",
-        help="https git URL the workflows fetch the generator from (default: the origin "
-        "remote of this generator's checkout)",
-    )
-    workflows.add_argument(
-        "--generator-ref",
-        metavar="SHA",
-        help="full commit SHA of the generator the workflows run (default: HEAD of this "
-        "generator's checkout, which must be clean)",
-    )
-    workflows.add_argument(
-        "--allow-dirty",
-        action="store_true",
-        help="pin HEAD even when this checkout has uncommitted changes (they are not in HEAD)",
-    )
-    workflows.add_argument(
-        "--check",
-        action="store_true",
-        help="write nothing; exit 1 and list the workflows that are missing or differ",
-    )
-    outdated = workflows.add_argument_group(
-        "pins", "--outdated: the templates' pins against their newest releases"
-    )
-    outdated.add_argument(
-        "--outdated",
-        action="store_true",
-        help="list every pin of the templates (actions, arduino-cli, arduino-lint, the core, "
-        "the library) with its newest release; exit 1 when one is older, an action's SHA "
-        "is not its tag's commit or a pin is not in a shape it can check, 2 when a source "
-        "cannot be read (token from GITHUB_TOKEN, optional)",
-    )
-    outdated.add_argument(
-        "--api-url",
-        metavar="URL",
-        help="GitHub REST API root (default: https://api.github.com)",
-    )
-    outdated.add_argument(
-        "--package-index",
-        metavar="URL",
-        help="Arduino package index, .json, .gz or .tar.bz2 (default: "
-        "https://downloads.arduino.cc/packages/package_index.tar.bz2)",
-    )
-    outdated.add_argument(
-        "--library-index",
-        metavar="URL",
-        help="Library Manager index, .json, .gz or .tar.bz2 (default: "
-        "https://downloads.arduino.cc/libraries/library_index.tar.bz2)",
-    )
 
 
 def _open_checkout(checkout: Path, what: str) -> Any:
@@ -178,44 +111,38 @@ def default_generator_ref(checkout: Path = PROJECT_ROOT, *, allow_dirty: bool = 
     return sha
 
 
-def workflows(args: argparse.Namespace, checkout: Path = PROJECT_ROOT) -> int:
+def install_workflows(
+    library: Path,
+    *,
+    generator_repo: str | None = None,
+    generator_ref: str | None = None,
+    allow_dirty: bool = False,
+    check: bool = False,
+    checkout: Path = PROJECT_ROOT,
+) -> int:
     """Render the workflows for the generator pin and write them into the library repo, or
-    with `--check` compare only.
+    with `check` compare only; what was written, or what differs, is printed.
 
     Args:
-        args: the parsed `workflows` command line.
+        library: the library repo's checkout.
+        generator_repo, generator_ref: the generator pin (https git URL, full commit SHA);
+            None: the origin remote and HEAD of `checkout` (`default_generator_repo`,
+            `default_generator_ref`, which refuses a dirty checkout unless `allow_dirty`).
+        check: compare only, write nothing.
         checkout: the generator checkout whose origin and HEAD are the default pin.
     Returns:
-        0 when written, or (`--check`) when every workflow is up to date; 1 when `--check`
+        0 when written, or (`check`) when every workflow is up to date; 1 when `check`
         found workflows missing or different (their names are printed).
     Raises:
         FatalError: bad URL or ref, dirty checkout, a library folder that does not exist,
             a file that cannot be written.
     """
-    if getattr(args, "outdated", False):
-        return outdated(args)
-    given = [
-        flag
-        for flag, value in (
-            ("--api-url", getattr(args, "api_url", None)),
-            ("--package-index", getattr(args, "package_index", None)),
-            ("--library-index", getattr(args, "library_index", None)),
-        )
-        if value
-    ]
-    if given:
-        raise FatalError(f"{', '.join(given)} go with --outdated only")
-    library: Path | None = args.library
-    if library is None:
-        raise FatalError(
-            "pass LIBRARY_REPO_DIR, the library repo's checkout (or --outdated to report pins)"
-        )
     if not library.is_dir():
         raise FatalError(f"{library} is not a folder; pass the library repo's checkout")
-    repo = args.generator_repo or default_generator_repo(checkout)
-    ref = args.generator_ref or default_generator_ref(checkout, allow_dirty=args.allow_dirty)
+    repo = generator_repo or default_generator_repo(checkout)
+    ref = generator_ref or default_generator_ref(checkout, allow_dirty=allow_dirty)
     rendered = render_workflows(repo, ref)
-    if args.check:
+    if check:
         drift = workflow_drift(library, rendered)
         if drift:
             print(f"out of date in {library / WORKFLOWS_DIR}:")
@@ -223,10 +150,10 @@ def workflows(args: argparse.Namespace, checkout: Path = PROJECT_ROOT) -> int:
                 state = "differs" if (library / WORKFLOWS_DIR / name).is_file() else "missing"
                 print(f"  {name} ({state})")
             pins = ""
-            if args.generator_repo:
-                pins += f" --generator-repo {args.generator_repo}"
-            if args.generator_ref:
-                pins += f" --generator-ref {args.generator_ref}"
+            if generator_repo:
+                pins += f" --generator-repo {generator_repo}"
+            if generator_ref:
+                pins += f" --generator-ref {generator_ref}"
             print(f"update them with: python -m generator workflows {library}{pins}")
             return 1
         print(f"{library / WORKFLOWS_DIR}: up to date with the generator at {ref[:12]}")
@@ -247,34 +174,38 @@ def _index_url(url: str, option: str) -> str:
     return url
 
 
-def outdated(args: argparse.Namespace) -> int:
+def report_outdated(
+    *,
+    api_url: str | None = None,
+    package_index: str | None = None,
+    library_index: str | None = None,
+) -> int:
     """`workflows --outdated`: print each pin of the templates with its newest release.
 
     The token (GITHUB_TOKEN, optional: without it GitHub allows 60 requests an hour) goes
     to the API root only and is never printed.
 
+    Args:
+        api_url: GitHub's REST API root (None: `GITHUB_API_URL`).
+        package_index, library_index: the Arduino package index and Library Manager index
+            URLs (None: `PACKAGE_INDEX_URL`, `LIBRARY_INDEX_URL`).
     Returns:
         0 when every pin is the newest release and every action's SHA is its tag's commit,
         1 otherwise (a pin not in a checkable shape, `generator.workflows.pins.read_pins`,
         included).
     Raises:
-        FatalError: a LIBRARY_REPO_DIR or --check with it, a bad URL, and (exit code 2,
-            after the table) a source that could not be read, named.
+        FatalError: a bad URL, and (exit code 2, after the table) a source that could not be
+            read, named.
     """
-    if args.library is not None or args.check:
-        raise FatalError(
-            "--outdated reads the generator's own templates: it takes no LIBRARY_REPO_DIR "
-            "and no --check"
-        )
     from generator.vcs.remote_inputs import check_api_url
 
-    api_url = args.api_url or GITHUB_API_URL
+    api_url = api_url or GITHUB_API_URL
     check_api_url(api_url)
     sources = Sources(
         api_url=api_url,
         token=os.environ.get("GITHUB_TOKEN") or None,
-        package_index=_index_url(args.package_index or PACKAGE_INDEX_URL, "--package-index"),
-        library_index=_index_url(args.library_index or LIBRARY_INDEX_URL, "--library-index"),
+        package_index=_index_url(package_index or PACKAGE_INDEX_URL, "--package-index"),
+        library_index=_index_url(library_index or LIBRARY_INDEX_URL, "--library-index"),
     )
     findings = check_pins(read_pins(read_templates()), sources)
     print(pin_table(findings))

@@ -16,7 +16,8 @@ import pytest
 from upstream import MAIN_AT_LEAST, ls_remote
 
 from generator.pipeline.components import load_component
-from generator.sync.upstream import Kind, Role, arduino_changes, upstream_markdown
+from generator.sync.upstream import arduino_changes, upstream_markdown
+from generator.sync.upstream_roles import Kind, Role
 from generator.util.urls import DEFAULT_EXECUTORCH_REPO
 from generator.vcs.checkout import checkout
 

@@ -23,11 +23,8 @@ OVER_LIMIT: frozenset[str] = frozenset(
         "check/run.py:check",
         "check/run.py:run_check",
         "check/run.py:_check_example",
-        "cli/sync.py:add_parser",
         "pipeline/run.py",
-        "sync/github.py",
         "sync/run.py",
-        "sync/upstream.py",
         "vcs/checkout.py",
         "vcs/git.py",
     }

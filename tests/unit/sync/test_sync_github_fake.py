@@ -23,7 +23,8 @@ from github_fake.server import FakeApp
 from github_fake.spec import OPERATIONS
 from werkzeug.wrappers import Request, Response
 
-from generator.sync.github import MAX_PAGES, GitHubRepo, every_page
+from generator.sync.github import GitHubRepo
+from generator.sync.github_paging import MAX_PAGES, every_page
 from generator.util.errors import FatalError
 
 TOKEN = "ghp_FakeServerTest"

@@ -1,4 +1,4 @@
-"""GitHubRepo's retries (PyGithub's GithubRetry and what `_Retry` adds), against the fake GitHub:
+"""GitHubRepo's retries (PyGithub's GithubRetry and what `SyncRetry` adds), against the fake GitHub:
 rate limits it waits out, one it gives up on, and POSTs retried only after a look."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import pytest
 from github_fake import FakeGitHub, GitHubSpec
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
-from generator.sync.github import GitHubRepo, _Retry
+from generator.sync.github import GitHubRepo
+from generator.sync.github_transport import SyncRetry
 from generator.util.errors import FatalError
 
 TOKEN = "ghp_FakeServerRetry"
@@ -150,14 +151,14 @@ def test_a_label_that_failed_with_5xx_is_added_again(fake: FakeGitHub) -> None:
     [ReadTimeoutError(None, "/x", "timed out"), ProtocolError("Connection aborted.")],  # type: ignore[arg-type]
 )
 def test_urllib3_retries_a_lost_answer_except_to_a_post(error: Exception) -> None:
-    retry = _Retry(total=4, backoff_factor=1.0)
+    retry = SyncRetry(total=4, backoff_factor=1.0)
     assert retry.increment("GET", "/x", error=error).total == 3
     with pytest.raises(type(error)):
         retry.increment("POST", "/x", error=error)
 
 
 def test_backoff_is_1_2_4_seconds() -> None:
-    retry: Any = _Retry(total=4, backoff_factor=1.0)
+    retry: Any = SyncRetry(total=4, backoff_factor=1.0)
     backoffs = []
     for _ in range(3):
         retry = retry.increment("GET", "/x", error=ProtocolError("Connection aborted."))

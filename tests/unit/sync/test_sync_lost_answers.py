@@ -61,7 +61,7 @@ def test_final_attempt_502_that_created_the_pull(
 
     def flaky(self: Repository, *a: Any, **kw: Any) -> Any:
         tries.append(1)
-        if len(tries) >= 5:  # attempts=5 (generator/sync/github.py:307)
+        if len(tries) >= 5:  # attempts=5 (GitHubRepo's default)
             real(self, *a, **kw)
         raise GithubException(502, {"message": "Server Error"}, {})
 

@@ -26,16 +26,14 @@ from generator.pipeline.vendor import apply_rule
 from generator.sync.body import PullRequestFacts, render_body
 from generator.sync.upstream import (
     MAX_FILES,
-    RENAMED,
     FileChange,
-    Role,
     UpstreamChanges,
     arduino_changes,
-    classify,
     compare_url,
     github_web_url,
     upstream_markdown,
 )
+from generator.sync.upstream_roles import RENAMED, Role, classify
 from generator.util.urls import DEFAULT_EXECUTORCH_REPO
 from generator.vcs.checkout import cached_clone, checkout, fetch_commit
 
@@ -598,7 +596,7 @@ def test_hostile_file_names_stay_inside_their_code_span_and_row(
 def test_bidirectional_controls_in_a_name_are_shown_as_escapes() -> None:
     """A right-to-left override would make a file name read otherwise than it is in the pull
     request (CVE-2021-42574): shown as its escape, as the other invisible characters are."""
-    from generator.sync.upstream import inline_code
+    from generator.util.markdown import inline_code
 
     assert inline_code("evil\u202egnp.ino") == "`evil\\u202egnp.ino`"
     assert inline_code("a\u2066b\u200fc") == "`a\\u2066b\\u200fc`"

@@ -6,7 +6,6 @@ with recording stubs (inputs and payloads stay data), rendering, drift, atomic w
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -32,7 +31,7 @@ from generator.workflows import render as wf
 from generator.workflows.install import (
     default_generator_ref,
     default_generator_repo,
-    workflows,
+    install_workflows,
 )
 
 REPO = "https://github.com/example/executorch-arduino-generator.git"
@@ -1918,11 +1917,6 @@ def checkout(tmp_path: Path) -> Path:
     return repo
 
 
-def _args(library: Path, **options: Any) -> argparse.Namespace:
-    values = {"generator_repo": None, "generator_ref": None, "allow_dirty": False, "check": False}
-    return argparse.Namespace(library=library, **{**values, **options})
-
-
 def test_the_default_pin_is_origin_and_head(
     tmp_path: Path, checkout: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1932,7 +1926,7 @@ def test_the_default_pin_is_origin_and_head(
     assert "warning" not in capsys.readouterr().err
     library = tmp_path / "library"
     library.mkdir()
-    assert workflows(_args(library), checkout=checkout) == 0
+    assert install_workflows(library, checkout=checkout) == 0
     assert f'GENERATOR_REF: "{head}"' in (library / wf.WORKFLOWS_DIR / "sync.yml").read_text()
 
 
