@@ -18,7 +18,7 @@ Each file's role comes from the tables the build itself reads, so the two cannot
   upstream files that ours replace under another name;
 - anything else: not used (nothing of the build reads it).
 
-Git: the build's cached clone of ExecuTorch (`generator.vcs.checkout.cached_clone`) holds
+Git: the build's cached clone of ExecuTorch (`generator.vcs.clones.cached_clone`) holds
 the new commit, which the build checked out. The previous pin is fetched when the clone lacks
 it, with its trees and no blobs, one commit deep while the clone is shallow, as a build
 fetches (never by git's lazy fetch of a missing commit, which brings the commit's whole
@@ -50,8 +50,9 @@ from generator.pipeline.vendor import GLOB_FLAGS
 from generator.util.cache import check_cache_dir, default_cache_dir, repos_lock
 from generator.util.markdown import table
 from generator.util.urls import display_url
-from generator.vcs.checkout import cached_clone, fetch_commit
+from generator.vcs.clones import cached_clone
 from generator.vcs.failures import git_reason
+from generator.vcs.resolve import fetch_commit
 
 #: ExecuTorch's Arduino folder, relative to its repository root.
 ARDUINO = "examples/arduino"

@@ -29,7 +29,6 @@ OVER_LIMIT: frozenset[str] = frozenset(
         "sync/github.py",
         "sync/run.py",
         "sync/upstream.py",
-        "vcs/checkout.py",
         "vcs/git.py",
     }
 )
