@@ -1,4 +1,5 @@
-"""`python -m generator build`: generate the library from an ExecuTorch ref.
+"""The main job's runner, `build_library`: generate the library from an ExecuTorch ref
+(`python -m generator build`, `generator/cli/build.py`; `sync` runs the same).
 
 The pipeline runs the steps of `generator/pipeline/` in the order its docstring lists them,
 one module each: sources (ExecuTorch at the ref, the third-party components it pins) ->
@@ -6,7 +7,7 @@ program reader -> op set -> codegen (kernel registration) -> vendor -> schema he
 -> patches -> dtypes -> kernel selection -> examples -> pruning -> model check -> provenance
 rendered. Each step returns a small frozen result; `render` takes one `Provenance` built from
 them. The library is built in a staging folder beside `--out` and moved into place only when
-every step succeeded (`staging.py`). `sync` runs the same `build_library`.
+every step succeeded (`staging.py`).
 """
 
 from __future__ import annotations
@@ -20,9 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from rich.console import Console
-from rich.table import Table
 
 from generator import data_dir
 from generator.boards.board_docs import unchecked_section
@@ -88,7 +86,7 @@ from generator.util.cache import (
 )
 from generator.util.confine import confined_path
 from generator.util.errors import FatalError
-from generator.util.ui import ConsoleReporter, QuietReporter, Reporter
+from generator.util.ui import QuietReporter, Reporter
 from generator.util.urls import DEFAULT_EXECUTORCH_REPO, display_url, refuse_credentials
 from generator.util.userpaths import input_file
 from generator.vcs.checkout import checkout
@@ -665,30 +663,3 @@ def options_from_args(args: argparse.Namespace) -> BuildOptions:
         dtypes=tuple(args.dtypes) if args.dtypes is not None else None,
         dtypes_from_pte=tuple(Path(p) for p in args.dtypes_from_pte or ()),
     )
-
-
-def summary_table(result: BuildResult) -> Table:
-    """The end-of-run summary: what was built from what."""
-    table = Table(title="ExecuTorch Arduino library", show_header=False)
-    rows = [
-        ("library", str(result.out)),
-        ("ref", f"{result.ref} -> {result.sha}"),
-        ("version", f"{result.library_version} (upstream {result.upstream_version})"),
-        ("op set", f"{len(result.op_set)} operator{'s' if len(result.op_set) != 1 else ''}"),
-        ("kernels registered", str(result.kernel_count)),
-        ("op sources", f"{result.op_sources} of {result.op_sources_available} portable"),
-        ("dtypes", result.dtypes),
-        ("written", f"{result.files} files, {result.bytes:,} bytes"),
-        ("time", f"{result.seconds:.1f} s"),
-    ]
-    for key, value in rows:
-        table.add_row(key, value)
-    return table
-
-
-def build(args: argparse.Namespace) -> int:
-    """Run the build for parsed arguments; returns the exit code (errors raise FatalError)."""
-    console = Console(stderr=True, highlight=False)
-    result = build_library(options_from_args(args), args.out, ConsoleReporter(console))
-    console.print(summary_table(result))
-    return 0
