@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from generator.cli.lists import add_list_option
 from generator.cli.values import git_text, path
 from generator.library.layout import LIBRARY_NAME
 from generator.util.urls import DEFAULT_EXECUTORCH_REPO
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from generator.pipeline.run import BuildResult
 
 
 def add_build_options(parser: argparse.ArgumentParser) -> None:
@@ -104,8 +110,36 @@ def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    """`python -m generator build`: the main job, with a summary of what it wrote."""
-    from generator.pipeline.run import build
+def summary_table(result: BuildResult) -> Table:
+    """The end-of-run summary: what was built from what."""
+    from rich.table import Table
 
-    return build(args)
+    table = Table(title="ExecuTorch Arduino library", show_header=False)
+    rows = [
+        ("library", str(result.out)),
+        ("ref", f"{result.ref} -> {result.sha}"),
+        ("version", f"{result.library_version} (upstream {result.upstream_version})"),
+        ("op set", f"{len(result.op_set)} operator{'s' if len(result.op_set) != 1 else ''}"),
+        ("kernels registered", str(result.kernel_count)),
+        ("op sources", f"{result.op_sources} of {result.op_sources_available} portable"),
+        ("dtypes", result.dtypes),
+        ("written", f"{result.files} files, {result.bytes:,} bytes"),
+        ("time", f"{result.seconds:.1f} s"),
+    ]
+    for key, value in rows:
+        table.add_row(key, value)
+    return table
+
+
+def run(args: argparse.Namespace) -> int:
+    """`python -m generator build`: the main job, with a summary of what it wrote; returns
+    the exit code (errors raise FatalError)."""
+    from rich.console import Console
+
+    from generator.pipeline.run import build_library, options_from_args
+    from generator.util.ui import ConsoleReporter
+
+    console = Console(stderr=True, highlight=False)
+    result = build_library(options_from_args(args), args.out, ConsoleReporter(console))
+    console.print(summary_table(result))
+    return 0

@@ -1,5 +1,6 @@
-"""Step 13: the model check, and the models (.pte) every step reads: embed example models as
-model.h (step 11), read operators (step 4's `--ops-from-pte`), check models.
+"""Step 13: the model check (`model_check`), and the models (.pte) every step reads: embed
+example models as model.h (step 11), read operators (step 4's `--ops-from-pte`: `ops_in_ptes`),
+check models.
 
 A typed wrapper over the stdlib-only modules of `extras/tools/` that every generated library
 ships (so a user can run the same checks from the library with no pip packages): `et_pte.py`
@@ -13,6 +14,7 @@ the one the build writes into the library for `--ops-from-pte`. Errors from it b
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import sys
 from collections.abc import Iterable, Sequence
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from generator import data_dir
 from generator.library.layout import MODEL_ARRAY
 from generator.util.atomic import write_atomic
+from generator.util.cache import StepCache, code_version, tree_hash
 from generator.util.errors import FatalError
 
 #: The shipped tools folder: pte_to_header.py, check_models.py and the et_*.py they import.
@@ -202,6 +205,21 @@ def ops_in_pte(pte: Path, reader: Path) -> set[str]:
     return set(program.called_operators)
 
 
+def ops_in_ptes(ptes: Sequence[Path], reader: Path) -> list[str] | None:
+    """The operators the `--ops-from-pte` models `ptes` call, sorted (None: no model given);
+    `reader` is the program reader of the ref's schema.
+
+    Raises:
+        FatalError: see `read_program`.
+    """
+    if not ptes:
+        return None
+    found: set[str] = set()
+    for pte in ptes:
+        found |= ops_in_pte(pte, reader)
+    return sorted(found)
+
+
 def registered_prim_ops(source: Path) -> dict[str, int]:
     """The prim ops `source` (a `register_prim_ops.cpp`) registers, with their argument counts.
 
@@ -305,3 +323,53 @@ def check_library_models(
     except et_pte.EtPteError as e:
         raise FatalError(f"cannot check the models of {library}: {e}") from None
     return ModelCheckReport(library, results, kernels, backends)
+
+
+def model_check(library: Path, ptes: tuple[Path, ...], steps: StepCache) -> None:
+    """Step 13: a library whose examples (or `--ops-from-pte` models `ptes`) cannot run on it
+    must not be written: kernels, prim ops and delegate backends are all checked
+    (`check_library_models`).
+
+    A pass is a step-cache entry (`steps`) keyed by everything the check reads: the whole
+    library tree as it stands (its models, registration, prim ops, program reader and tools),
+    the `.pte` files' bytes, and the code of `generator/pipeline/models.py`; a failure is never
+    cached, so its messages always come from a fresh check.
+
+    Raises:
+        FatalError: naming each problem and the ways out.
+    """
+    key = _model_check_key(library, ptes) if steps.root is not None else None
+    if key is not None and steps.get("model-check", key, lambda v: v if v is True else None):
+        return
+    models = check_library_models(library, ptes=ptes)
+    if models.passed:
+        if key is not None:
+            steps.put("model-check", key, True)
+        return
+    problems = [f"  {r.name}: {p.message}" for r in models.results for p in r.problems] + [
+        f"  {r.name}: {r.error}" for r in models.results if r.error
+    ]
+    # Not --all-ops: it builds, but twice over the UNO Q's flash.
+    raise FatalError(
+        "the models do not run on this library:\n"
+        + "\n".join(problems)
+        + "\nEach line ends with its likely cause. To build anyway: widen the op set "
+        "for a missing operator (--ops-from-pte naming every model the library must "
+        "run) or the dtypes for a dtype left out (--dtypes-from-pte naming them too), "
+        "leave the example out (--examples), or give it a model that runs here "
+        "(--example-pte NAME=FILE)"
+    )
+
+
+def _model_check_key(library: Path, ptes: tuple[Path, ...]) -> dict[str, Any] | None:
+    """The model check's step-cache key, or None when a `.pte` cannot be read (the check
+    itself then names it)."""
+    try:
+        digests = [hashlib.sha256(read_pte(p)).hexdigest() for p in ptes]
+    except FatalError:
+        return None
+    return {
+        "library": tree_hash(library),
+        "ptes": digests,
+        "code": code_version("pipeline.models", "library.layout"),
+    }

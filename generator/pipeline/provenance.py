@@ -3,17 +3,27 @@
 extras/PROVENANCE.txt and the third-party licenses table) and whose facts for programs
 (`Provenance.facts`, `generator.library.facts.LibraryFacts`) `render.py` writes to
 extras/library.json.
+`gather_provenance` assembles it from the steps' results.
 PROVENANCE.md describes the rendered files.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import platform
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from generator.library.facts import ComponentPin, LibraryFacts
-from generator.pipeline.patches import Patch
+from generator.pipeline.codegen import torch_version
+from generator.pipeline.dtypes import DtypeSelection
+from generator.pipeline.examples import ExamplePlan
+from generator.pipeline.opset import OpSetChoice, available_op_sources, prim_ops
+from generator.pipeline.patches import ALL_PATCHES, Patch
 from generator.pipeline.prune import Pruning
+from generator.pipeline.sources import ExecutorchSource, ThirdParty
+from generator.util.cache import tree_hash
+from generator.util.urls import display_url
 
 
 @dataclass(frozen=True)
@@ -128,3 +138,86 @@ class Provenance:
             examples=self.examples,
             from_file=True,
         )
+
+
+def gather_provenance(
+    library: Path,
+    *,
+    ref: str,
+    executorch_repo: str,
+    regenerate_args: str,
+    source: ExecutorchSource,
+    third_party: ThirdParty,
+    plans: Sequence[ExamplePlan],
+    chosen: OpSetChoice,
+    kernel_count: int,
+    ref_files: tuple[RefFiles, ...],
+    flatc_version: str,
+    applied: Collection[str],
+    dtypes: DtypeSelection,
+    tools: tuple[str, ...],
+    pruning: Pruning,
+) -> Provenance:
+    """What the library records, from the steps' results.
+
+    Args:
+        library: the library folder, its src/ finished (`src_hash`).
+        ref: the ref asked for; executorch_repo: ExecuTorch's URL as given (recorded without
+            user-info); regenerate_args: the build options that regenerate the library.
+        source, third_party: the checkouts (steps 1 and 2); plans: the examples' models;
+        chosen: the op set; kernel_count: kernels the codegen registered; ref_files: what
+        the optional copy rules found (vendor); flatc_version: the schema headers' flatc;
+        applied: the names of the patches applied; dtypes: the dtype selection; tools: the
+        tools in extras/tools/; pruning: the sources the pruning left out.
+    """
+    return Provenance(
+        library_version=source.library_version,
+        upstream_version=source.upstream_version,
+        ref=ref,
+        executorch=_executorch_record(source, executorch_repo),
+        third_party=tuple(
+            ComponentRecord(
+                name=tp.component.name,
+                owner=tp.component.owner,
+                url=tp.url,
+                sha=tp.sha,
+                location=tp.component.location,
+                license=tp.component.license,
+                license_file=Path(tp.component.license_dest).name,
+            )
+            for tp in third_party.all
+        ),
+        op_set_description=chosen.op_set.describe(),
+        ops=chosen.op_set.ops,
+        kernel_count=kernel_count,
+        prim_ops=tuple(sorted(prim_ops(source.root))),
+        op_sources=chosen.portable_sources,
+        op_sources_available=available_op_sources(source.root),
+        cortex_m_sources=chosen.cortex_m_sources,
+        example_models=tuple((p.name, p.origin) for p in plans),
+        tools=tools,
+        ref_files=ref_files,
+        pruning=pruning,
+        patches=tuple(p for p in ALL_PATCHES if p.name in applied),
+        flatc_version=flatc_version,
+        torch_version=torch_version(),
+        python_version=platform.python_version(),
+        regenerate_args=regenerate_args,
+        src_hash=tree_hash(library / "src"),
+        dtypes_description=dtypes.description,
+        dtype_lines=dtypes.lines,
+    )
+
+
+def _executorch_record(source: ExecutorchSource, url: str) -> ComponentRecord:
+    """ExecuTorch's row of the licenses table: `source` checked out from `url`."""
+    et = source.component
+    return ComponentRecord(
+        name=et.name,
+        owner=et.owner,
+        url=display_url(url),
+        sha=source.sha,
+        location=et.location,
+        license=et.license,
+        license_file="LICENSE (library root)",
+    )

@@ -1,6 +1,7 @@
 """Steps 1 and 2: the sources. ExecuTorch at the ref (its version.txt and Cortex-M backend
-checked), and each third-party component at the commit that ExecuTorch tree pins (`components.py`),
-checked out into the cache by `checkout.py`.
+checked), and each third-party component at the commit that ExecuTorch tree pins
+(`components.py`, `check_out_third_party`), checked out into the cache by
+`generator/vcs/checkout.py`.
 """
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.library.version import library_version
-from generator.pipeline.components import Component
+from generator.pipeline.components import THIRD_PARTY, Component, load_component, pinned_revision
 from generator.util.errors import FatalError
+from generator.util.ui import Reporter
 from generator.util.urls import display_url
 from generator.vcs.checkout import Checkout, checkout
 
@@ -118,3 +120,21 @@ def check_out_pinned(
             f"be checked out: {e}"
         ) from None
     return PinnedSource(component, display_url(url), co.sha, co.path)
+
+
+def check_out_third_party(source: ExecutorchSource, cache: Path, rep: Reporter) -> ThirdParty:
+    """Check out each third-party component at the commit the ExecuTorch tree `source` pins,
+    one step of `rep` each.
+
+    Raises:
+        FatalError: a pin that cannot be read or checked out (`check_out_pinned`).
+    """
+    pinned: dict[str, PinnedSource] = {}
+    for key in THIRD_PARTY:
+        component = load_component(key)
+        url, rev = pinned_revision(component, source.checkout)
+        with rep.step(f"check out {component.name} {rev[:12]}"):
+            pinned[key] = check_out_pinned(component, url, rev, source.checkout, cache)
+    return ThirdParty(
+        flatbuffers=pinned["flatbuffers"], flatcc=pinned["flatcc"], cmsis_nn=pinned["cmsis-nn"]
+    )

@@ -9,6 +9,9 @@
   includes it and has no header of its own (the `pattern/` sources work that way).
 - Of these helper sources and the components' sources, only those the shipped code links stay:
   `generator/pipeline/prune.py` leaves out the rest once the tree is complete.
+
+`vendor_sources` is the step: all of the above, our own sources (data/library_template/src),
+the board check (`board_check.py`) and the compact runtime's header (`compact.py`).
 """
 
 from __future__ import annotations
@@ -25,10 +28,16 @@ from typing import Any
 from wcmatch import glob
 
 from generator import data_dir
+from generator.pipeline.board_check import write_board_check
+from generator.pipeline.compact import write_compact_header
 from generator.pipeline.components import Component, CopyRule
+from generator.pipeline.patches import TEMPLATE_PLATFORM
+from generator.pipeline.provenance import RefFiles
+from generator.pipeline.sources import ExecutorchSource, ThirdParty
 from generator.util.cache import StepCache, code_version, tree_hash
 from generator.util.confine import confined_dest, confined_file, confined_path, is_inside
 from generator.util.errors import FatalError
+from generator.util.ui import Reporter
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 #: Where helper sources live: a header used from here brings the sources implementing it.
@@ -38,6 +47,8 @@ OP_SOURCE_PREFIX = "op_"
 HEADER_SUFFIXES = (".h", ".hpp")
 #: How messages name the ExecuTorch checkout when the caller gives no ref.
 ET = "ExecuTorch"
+#: Our own sources, copied over the vendored tree.
+TEMPLATE_SRC = data_dir("library_template") / "src"
 
 
 #: How copy rules read their globs (wcmatch): `*` and `?` stay within a folder, `**` as a whole
@@ -370,3 +381,69 @@ def vendor_op_sources(
         shutil.copyfile(source, dest)
         written.append(dest)
     return written
+
+
+@dataclass(frozen=True)
+class VendoredSources:
+    """What the vendor step copied beyond the copy rules' required files.
+
+    Attributes:
+        ref_files: what each optional copy rule found in the ref.
+        headers_added: headers and helper sources found by following `#include`s.
+        prunable: sources that ship only when linked (third-party and helper sources).
+    """
+
+    ref_files: tuple[RefFiles, ...]
+    headers_added: int
+    prunable: tuple[Path, ...] = ()
+
+
+def vendor_sources(
+    source: ExecutorchSource,
+    third_party: ThirdParty,
+    op_sources: Iterable[str],
+    library: Path,
+    rep: Reporter,
+    et_tree: Mapping[str, Any],
+    steps: StepCache,
+) -> VendoredSources:
+    """Copy every component's files, the op sources (`op_sources`, ExecuTorch-relative), our
+    sources (data/library_template/src), the board check (`board_check.py`) and every header
+    they include, into `library`; the include closure comes from the step cache (`steps`,
+    keyed by `et_tree` and the tree so far) when it holds it. An optional copy rule that finds
+    nothing in the ref is said on `rep`.
+
+    Raises:
+        FatalError: a component or source that cannot be vendored (`vendor_component`,
+            `vendor_op_sources`, `write_cmake_macros`, `follow_includes`).
+    """
+    ref_files: list[RefFiles] = []
+    components: list[tuple[Component, Path, str]] = [(source.component, source.root, source.sha)]
+    components += [(tp.component, tp.path, tp.sha) for tp in third_party.all]
+    prunable: list[Path] = []
+    for component, tree, sha in components:
+        done = vendor_component(component, tree, library, sha)
+        prunable += done.written if component is not source.component else []
+        for rule, written in done.optional:
+            names = tuple(p.relative_to(library / rule.dest).as_posix() for p in written)
+            if not names:
+                rep.note(
+                    f"{component.name} at {source.sha[:12]} has none of {rule.source}/"
+                    f"{{{','.join(rule.include)}}}; {rule.dest}/ ships without them"
+                )
+            ref_files.append(RefFiles(component.name, rule.source, rule.dest, rule.include, names))
+    what = f"ExecuTorch at {source.sha[:12]}"
+    vendor_op_sources(source.root, library, op_sources, what)
+    write_cmake_macros(library)
+    shutil.copytree(
+        TEMPLATE_SRC,
+        library / "src",
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns(TEMPLATE_PLATFORM.name),
+    )
+    write_board_check(library)  # ExecuTorch.h includes it: a start of the include closure
+    write_compact_header(library)  # compiler.h includes it (patch compact-runtime)
+    starts = sorted(p for p in (library / "src").rglob("*") if p.suffix in (".h", ".cpp"))
+    closure = follow_includes_cached(source.root, library, starts, et_tree, steps, what)
+    prunable += [library / "src" / "executorch" / rel for rel in closure.added]
+    return VendoredSources(tuple(ref_files), len(closure.added), tuple(prunable))

@@ -11,7 +11,7 @@ sees each one and where it would have to be ported.
 Each file's role comes from `generator.sync.upstream_roles.classify`, which reads the tables
 the build itself reads.
 
-Git: the build's cached clone of ExecuTorch (`generator.vcs.checkout.cached_clone`) holds
+Git: the build's cached clone of ExecuTorch (`generator.vcs.clones.cached_clone`) holds
 the new commit, which the build checked out. The previous pin is fetched when the clone lacks
 it, with its trees and no blobs, one commit deep while the clone is shallow, as a build
 fetches (never by git's lazy fetch of a missing commit, which brings the commit's whole
@@ -35,8 +35,9 @@ from generator.sync.upstream_roles import ARDUINO, Kind, Role, classify
 from generator.util.cache import check_cache_dir, default_cache_dir, repos_lock
 from generator.util.markdown import inline_code, table
 from generator.util.urls import display_url
-from generator.vcs.checkout import cached_clone, fetch_commit
+from generator.vcs.clones import cached_clone
 from generator.vcs.failures import git_reason
+from generator.vcs.resolve import fetch_commit
 
 #: At most this many files are listed (the body stays far below GitHub's 65,536 characters).
 MAX_FILES = 25

@@ -2,7 +2,7 @@
 cache. Every other module gets its cache paths from here (pre-commit's `store.py` is the
 model). Layout under the cache root (the user cache folder, or `--cache-dir`):
 
-- `repos/<url slug>/`: the cached clones (`generator/vcs/checkout.py`), every use of them
+- `repos/<url slug>/`: the cached clones (`generator/vcs/clones.py`), every use of them
   under `repos.lock` (`repos_lock`);
 - `steps/<step>/<key>.json`: the results of the pure, expensive build steps, `StepCache`:
   the op set choice (`opset`), the kernel-registration codegen (`codegen`), the include closure

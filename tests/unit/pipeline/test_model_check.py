@@ -577,9 +577,7 @@ def test_the_generator_imports_each_tool_once_without_a_sys_path_entry() -> None
         "      models.et_dtypes.et_checks is models.et_checks,\n"
         "      models.et_arena.et_pte is models.et_pte)\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=TOOLS.parents[1], capture_output=True, text=True
-    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
         "['et_arena', 'et_checks', 'et_dtypes', 'et_model_h', 'et_pte', 'et_registration'] []",

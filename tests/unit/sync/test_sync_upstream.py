@@ -35,7 +35,9 @@ from generator.sync.upstream import (
 )
 from generator.sync.upstream_roles import RENAMED, Role, classify
 from generator.util.urls import DEFAULT_EXECUTORCH_REPO
-from generator.vcs.checkout import cached_clone, checkout, fetch_commit
+from generator.vcs.checkout import checkout
+from generator.vcs.clones import cached_clone
+from generator.vcs.resolve import fetch_commit
 
 ET = DEFAULT_EXECUTORCH_REPO
 A = "examples/arduino"
