@@ -29,6 +29,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -687,6 +688,8 @@ def _run_sync(
                 source = f"the clone_url of {options.repo} in the answer of {options.api_url}"
         if remote is None:
             remote, source = f"https://github.com/{options.repo}.git", "the default remote"
+        # refused before the build, which now runs before the clone
+        g.check_fetch_url(remote, g.GitEnv({}, git_token), source, Path(tempfile.gettempdir()))
         with work_folder(options.work_dir, "sync") as work:
             built, branch = _build(options, work, backends.build, say)
             config = backends.git_config() if backends.git_config is not None else None

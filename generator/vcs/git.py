@@ -419,16 +419,8 @@ def clone(remote: str, dest: Path, genv: GitEnv, source: str = "--remote") -> Re
         FatalError: the token may not go to a URL git would use (nothing was sent); the
             remote is unreachable, unknown or refuses the credentials.
     """
-    if remote.startswith("-"):
-        raise FatalError(f"{source} {remote!r} starts with '-': give a git URL or path")
-    # `fd::`, `ext::` name a program, not a server (`git clone fd::3` waits forever), given
-    # or reached by git's insteadOf rewriting.
-    refuse_transport(remote, option=source)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fetch_url = genv.run(["ls-remote", "--get-url", remote], cwd=dest.parent)
-    refuse_transport(fetch_url, option=f"{source} (as git's config rewrites it)")
-    if genv.token:
-        check_token_url(fetch_url, source, given=remote)
+    check_fetch_url(remote, genv, source, dest.parent)
     try:
         genv.run(["clone", "--quiet", "--no-checkout", "--", remote, str(dest)])
     except GitFailure as e:
@@ -436,6 +428,24 @@ def clone(remote: str, dest: Path, genv: GitEnv, source: str = "--remote") -> Re
     repo = Repo(dest)
     check_remote_urls(repo, genv, source, remote)
     return repo
+
+
+def check_fetch_url(remote: str, genv: GitEnv, source: str, cwd: Path) -> None:
+    """Refuse `remote` before anything connects: an option-like one, a remote helper
+    (`fd::`, `ext::`: a program, not a server; `git clone fd::3` waits forever), given or
+    reached by git's insteadOf rewriting (`git ls-remote --get-url`, run in `cwd`), and, with
+    a token, a URL the token may not go to.
+
+    Raises:
+        FatalError: naming `source` and the URL.
+    """
+    if remote.startswith("-"):
+        raise FatalError(f"{source} {remote!r} starts with '-': give a git URL or path")
+    refuse_transport(remote, option=source)
+    fetch_url = genv.run(["ls-remote", "--get-url", remote], cwd=cwd)
+    refuse_transport(fetch_url, option=f"{source} (as git's config rewrites it)")
+    if genv.token:
+        check_token_url(fetch_url, source, given=remote)
 
 
 def check_remote_urls(repo: Repo, genv: GitEnv, source: str, given: str) -> None:
