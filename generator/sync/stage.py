@@ -16,7 +16,14 @@ the same user, and so does `/proc/<ppid>/environ` of a child. So:
   and `report.md` (the check report) and `manifest.json` (the build's facts and the sha256
   digest of `library/`, `tree_digest`);
 - the publish phase (`read_stage`) checks that digest (and the one the caller was given, e.g.
-  a workflow job's output) before it uses the tree, and never executes anything in it.
+  a workflow job's output) before it uses the tree, and never executes anything in it: no
+  link is followed, no name git interprets (`GIT_NAMES`) is accepted, the version and pin
+  are the tree's own, and the report may name only the tree's examples.
+
+A child of the same user can still change what the parent later runs or reads outside the
+files named here (the generator's own sources, a `git` earlier on PATH, Python's user site,
+a process started outside its process tree: `generator.sync.confine`); plain `sync` narrows
+that, only the workflow's separate jobs close it.
 
 A child run as root could read any process's memory (CAP_SYS_PTRACE): the child drops that
 capability from its bounding set before it execs (`_drop_ptrace`), but root keeps others
