@@ -226,10 +226,14 @@ def update_sketches(examples: Path, report: Mapping[str, Any]) -> list[Path]:
         the sketches rewritten (those with both markers and verdicts in `report`).
 
     Raises:
-        FatalError: a sketch cannot be read or written.
+        FatalError: a sketch cannot be read or written, or an example's name is not one plain
+            path component (the report may come from an untrusted check: nothing outside
+            `examples` is written).
     """
     written = []
     for name, verdicts in _verdicts(report):
+        if name in ("", ".", "..") or Path(name).name != name or "\\" in name:
+            raise FatalError(f"the check report names the example {name!r}: not a folder name")
         sketch = examples / name / f"{name}.ino"
         try:
             text = sketch.read_text(encoding="utf-8")

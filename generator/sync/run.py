@@ -29,6 +29,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,6 +92,7 @@ from generator.util.tempdirs import exit_cleanly_on_signals, remove_stale, work_
 from generator.util.urls import display_url, refuse_credentials
 from generator.vcs import git as g
 from generator.vcs.git import DEFAULT_BOT_EMAIL, DEFAULT_BOT_NAME, SYNC_PREFIX
+from generator.vcs.git_config import snapshot_global_config
 from generator.vcs.remote_inputs import check_api_url, check_base
 from generator.vcs.repo_inputs import check_app_id, check_repo, clean_private_key, clean_token
 from generator.workflows.render import installed_drift
@@ -246,14 +248,39 @@ def sync(args: argparse.Namespace) -> int:
     if options.app_id is None and app_key:
         _stderr(f"{APP_KEY_ENV} is set but --app-id is not given: the key is not used")
         app_key = None
+    secrets = [s for s in (token, app_key) if s]
     if publish_dir is not None:
         staged = Path(publish_dir)
         expected = getattr(args, "digest", None)
+        _harden(secrets)
         _publish(options, token, app_key, staged, expected)
         return 0
-    child = _ChildPhase(_argv(args), [s for s in (token, app_key) if s])
-    run_sync(options, token, app_key=app_key, build=child.build, check=child.check)
+    child = _ChildPhase(_argv(args), secrets)
+    run_sync(
+        options,
+        token,
+        app_key=app_key,
+        build=child.build,
+        check=child.check,
+        git_config=child.git_config,
+    )
     return 0
+
+
+def _harden(secrets: list[str]) -> None:
+    """Make this process non-dumpable and scrub `secrets` from its initial environment
+    (`generator.sync.stage`), warning where that cannot be done."""
+    if not stage.make_nondumpable():
+        _stderr(
+            "warning: could not make sync non-dumpable (not Linux?): the build and check "
+            "run in a child without the token, but the same user may read this process's "
+            "environment"
+        )
+    if secrets and not stage.scrub_initial_environ(secrets):
+        _stderr(
+            "warning: could not scrub the token from this process's initial environment "
+            "(/proc/self/environ)"
+        )
 
 
 @dataclass
@@ -271,24 +298,17 @@ class _ChildPhase:
     argv: list[str]
     secrets: list[str]
     report: stage.StagedReport | None = None
+    global_config: str | None = None
 
     def build(self, options: BuildOptions, out: Path) -> BuildResult:
-        """Run the prepare phase; the staging folder is `out`'s sibling `stage`.
+        """Run the prepare phase; the staging folder is `out`'s sibling `stage`. The global
+        git config is read first (`git_config`): the child may write the user's.
 
         Raises:
             FatalError: the child failed, or what it staged is not intact (`read_stage`).
         """
-        if not stage.make_nondumpable():
-            _stderr(
-                "warning: could not make sync non-dumpable (not Linux?): the build and check "
-                "run in a child without the token, but the same user may read this process's "
-                "environment"
-            )
-        if self.secrets and not stage.scrub_initial_environ(self.secrets):
-            _stderr(
-                "warning: could not scrub the token from this process's initial environment "
-                "(/proc/self/environ)"
-            )
+        _harden(self.secrets)
+        self.global_config = snapshot_global_config()
         staged = out.parent / "stage"
         env = stage.child_env(os.environ, self.secrets)
         _stderr("building and checking in an unprivileged child process (no token)")
@@ -303,6 +323,10 @@ class _ChildPhase:
         if self.report is None:
             raise FatalError("internal: the check was asked for before the build")
         return self.report
+
+    def git_config(self) -> str | None:
+        """The global git config as it was before the child started (None: not started)."""
+        return self.global_config
 
 
 def _argv(args: argparse.Namespace) -> list[str]:
@@ -539,6 +563,7 @@ def run_sync(
     connect: ConnectFn = _default_connect,
     say: Callable[[str], None] = _stderr,
     emit: Callable[[str], None] = _stdout,
+    git_config: Callable[[], str | None] | None = None,
 ) -> SyncResult:
     """Regenerate the library from `options.build.executorch_ref` and open or update its
     sync pull request.
@@ -552,6 +577,10 @@ def run_sync(
             `generator.vcs.repo_inputs.clean_private_key`). Never printed or written.
         build, check, connect: the build, check and GitHub back ends (tests inject their own).
         say: progress lines (stderr); emit: results for the user (stdout: the report, body).
+        git_config: asked once the build is done: the global git config text every git of
+            the run then reads instead of the user's files (`generator.vcs.git.git_env`); the
+            CLI's child phase gives the one read before the untrusted child ran. None, or
+            None returned: the user's.
     Returns:
         What was done (see `SyncResult`).
     Raises:
@@ -572,13 +601,17 @@ def run_sync(
             `options.step_summary`, the error's text (every secret redacted) is appended to
             the step summary before it is raised.
 
+    The build runs first, before the library repo is cloned and before the askpass folder
+    exists, so an untrusted build (the CLI's child phase) finds neither to change.
+
     Temporary folders (the work folder, the askpass folder) are removed however the run ends
     (SIGTERM and SIGHUP included); those of earlier runs that were killed are removed first,
     and named on `say` (`generator.util.tempdirs`).
     """
     secrets: list[Callable[[], Collection[str]]] = [lambda: (token or "", app_key or "")]
     try:
-        return _run_sync(options, token, app_key, build, check, connect, say, emit, secrets)
+        backends = _Backends(build, check, connect, git_config)
+        return _run_sync(options, token, app_key, backends, say, emit, secrets)
     except FatalError as e:
         if options.step_summary is not None:
             text = str(e)
@@ -588,13 +621,21 @@ def run_sync(
         raise
 
 
+@dataclass(frozen=True)
+class _Backends:
+    """`run_sync`'s back ends: build, check, GitHub, and the global git config source."""
+
+    build: BuildFn
+    check: CheckFn
+    connect: ConnectFn
+    git_config: Callable[[], str | None] | None
+
+
 def _run_sync(
     options: SyncOptions,
     token: str | None,
     app_key: str | None,
-    build: BuildFn,
-    check: CheckFn,
-    connect: ConnectFn,
+    backends: _Backends,
     say: Callable[[str], None],
     emit: Callable[[str], None],
     secrets: list[Callable[[], Collection[str]]],
@@ -638,7 +679,7 @@ def _run_sync(
                     f"--app-id and {APP_KEY_ENV} (or use --dry-run)"
                 )
             credentials: str | AppCredentials = app if app is not None else token or ""
-            gh = connect(options.api_url, options.repo, credentials)
+            gh = backends.connect(options.api_url, options.repo, credentials)
             secrets.append(gh.secrets)
             git_token = gh.tokens
             info = gh.preflight()
@@ -647,14 +688,19 @@ def _run_sync(
                 source = f"the clone_url of {options.repo} in the answer of {options.api_url}"
         if remote is None:
             remote, source = f"https://github.com/{options.repo}.git", "the default remote"
-        with work_folder(options.work_dir, "sync") as work, g.git_env(git_token) as genv:
-            run = _Run(options, work, genv, gh, build, check, say, emit)
-            try:
-                return _sync_in(run, remote, source)
-            except g.GitFailure as e:
-                raise g.describe_git_failure(
-                    e, genv, "work in the clone of the library repo"
-                ) from None
+        # refused before the build, which now runs before the clone
+        g.check_fetch_url(remote, g.GitEnv({}, git_token), source, Path(tempfile.gettempdir()))
+        with work_folder(options.work_dir, "sync") as work:
+            built, branch = _build(options, work, backends.build, say)
+            config = backends.git_config() if backends.git_config is not None else None
+            with g.git_env(git_token, config) as genv:
+                run = _Run(options, work, genv, gh, backends.build, backends.check, say, emit)
+                try:
+                    return _sync_in(run, remote, source, built, branch)
+                except g.GitFailure as e:
+                    raise g.describe_git_failure(
+                        e, genv, "work in the clone of the library repo"
+                    ) from None
 
 
 @dataclass(frozen=True)
@@ -684,12 +730,11 @@ class _Clone:
         return Path(self.lib.working_dir)
 
 
-def _sync_in(run: _Run, remote: str, source: str) -> SyncResult:
-    """The steps of `run_sync`, in the work folder (see there); `source` says where `remote`
-    came from."""
+def _sync_in(run: _Run, remote: str, source: str, built: BuildResult, branch: str) -> SyncResult:
+    """The steps of `run_sync` after the build (`built`, for `branch`), in the work folder
+    (see there); `source` says where `remote` came from."""
     options = run.options
     clone = _clone(run, remote, source)
-    built, branch = _build(run)
     if not _replace(run, clone, built, branch):
         run.emit(
             f"already in sync: {options.base} has ExecuTorch {built.sha[:12]} as library "
@@ -728,7 +773,7 @@ def _sync_in(run: _Run, remote: str, source: str) -> SyncResult:
     if options.dry_run or run.gh is None:
         also = "" if options.keep_older else ", and close the other open sync pull requests"
         run.emit(f"dry run: would push {branch} and open or update a pull request{also}:\n")
-        run.emit(f"# {title}\n\n{body}")
+        run.emit(no_workflow_commands(f"# {title}\n\n{body}"))
         return SyncResult(
             "dry-run",
             branch,
@@ -770,7 +815,11 @@ def _clone(run: _Run, remote: str, source: str) -> _Clone:
             it may not go (`generator.vcs.git.clone`).
     """
     run.say(f"cloning the library repo {run.genv.redact(display_url(remote))}")
-    lib = g.clone(remote, run.work / "library", run.genv, source)
+    dest = run.work / "library"
+    if dest.exists() or dest.is_symlink():
+        # only the build ran before: it must not choose what the clone is
+        raise FatalError(f"{dest} exists before the library repo was cloned: refusing to use it")
+    lib = g.clone(remote, dest, run.genv, source)
     base = run.options.base
     if g.remote_branch_sha(lib, base) is None:
         raise FatalError(
@@ -780,15 +829,16 @@ def _clone(run: _Run, remote: str, source: str) -> _Clone:
     return _Clone(lib, f"refs/remotes/origin/{base}")
 
 
-def _build(run: _Run) -> tuple[BuildResult, str]:
-    """Build the library into the work folder; returns it and its sync branch.
+def _build(
+    options: SyncOptions, work: Path, build: BuildFn, say: Callable[[str], None]
+) -> tuple[BuildResult, str]:
+    """Build the library into the work folder `work`; returns it and its sync branch.
 
     Raises:
         FatalError: the build failed, reported no full SHA, or its branch is the base.
     """
-    options = run.options
-    run.say(f"building the library from ExecuTorch {options.build.executorch_ref}")
-    built = run.build(options.build, run.work / "build" / LIBRARY_NAME)
+    say(f"building the library from ExecuTorch {options.build.executorch_ref}")
+    built = build(options.build, work / "build" / LIBRARY_NAME)
     if not _SHA.match(built.sha):
         raise FatalError(f"the build reported pin {built.sha!r}, not a full SHA")
     branch = sync_branch(built.sha)
@@ -933,13 +983,26 @@ def _lint(run: _Run, clone: _Clone, built: BuildResult) -> None:
     run.say("linting the library repo as the Library Manager will")
     linted = lint_library(clone.worktree)
     if not linted.passed:
-        run.emit(linted.to_markdown())
+        run.emit(no_workflow_commands(linted.to_markdown()))
         raise FatalError(
             f"the library repo with ExecuTorch {built.sha[:12]} fails {linted.counts()} of the "
             "Library Manager's rules (printed above; `python -m generator lint` names each "
             "rule), so the Library Manager would not publish it; no pull request was opened "
             "or updated"
         )
+
+
+def no_workflow_commands(text: str) -> str:
+    """`text` with a backslash before each line that would start with `::` (leading blanks
+    aside), which the Actions runner would take for a workflow command (`::error`,
+    `::add-mask::`, `::stop-commands::`) in the job that holds the token: the report and the
+    body come from the untrusted check. Markdown shows `\\:` as `:`."""
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        rest = line.lstrip(" \t")
+        if rest.startswith("::"):
+            lines[i] = line[: len(line) - len(rest)] + "\\" + rest
+    return "".join(lines)
 
 
 def _check(run: _Run, clone: _Clone, built: BuildResult) -> tuple[CheckReportLike, dict[str, Any]]:
@@ -970,7 +1033,7 @@ def _check(run: _Run, clone: _Clone, built: BuildResult) -> tuple[CheckReportLik
     # Q's verdicts (the comment names no board).
     update_sketches(clone.worktree / "examples", board_part(report_dict, UNO_Q.key))
     if not report.passed:
-        run.emit(report.to_markdown())
+        run.emit(no_workflow_commands(report.to_markdown()))
         raise FatalError(
             f"check failed for ExecuTorch {built.ref} ({built.sha[:12]}); no pull request "
             "was opened or updated (the report is printed above)"

@@ -16,7 +16,14 @@ the same user, and so does `/proc/<ppid>/environ` of a child. So:
   and `report.md` (the check report) and `manifest.json` (the build's facts and the sha256
   digest of `library/`, `tree_digest`);
 - the publish phase (`read_stage`) checks that digest (and the one the caller was given, e.g.
-  a workflow job's output) before it uses the tree, and never executes anything in it.
+  a workflow job's output) before it uses the tree, and never executes anything in it: no
+  link is followed, no name git interprets (`GIT_NAMES`) is accepted, the version and pin
+  are the tree's own, and the report may name only the tree's examples.
+
+A child of the same user can still change what the parent later runs or reads outside the
+files named here (the generator's own sources, a `git` earlier on PATH, Python's user site,
+a process started outside its process tree: `generator.sync.confine`); plain `sync` narrows
+that, only the workflow's separate jobs close it.
 
 A child run as root could read any process's memory (CAP_SYS_PTRACE): the child drops that
 capability from its bounding set before it execs (`_drop_ptrace`), but root keeps others
@@ -28,8 +35,10 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -39,8 +48,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from generator.library.layout import PIN_FILE, PROPERTIES_FILE
+from generator.library.properties import properties_version
 from generator.pipeline.run import BuildResult
-from generator.util.cache import tree_hash
+from generator.sync import confine
 from generator.util.errors import FatalError
 
 #: Environment variables that hold the library repo's credentials; never passed to the
@@ -51,8 +62,14 @@ LIBRARY_DIR = "library"
 MANIFEST_FILE = "manifest.json"
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
-#: The manifest's format; another one is refused.
-MANIFEST_FORMAT = 1
+#: The manifest's format; another one is refused (2: the digest covers the executable bit,
+#: and the manifest lists the executable files).
+MANIFEST_FORMAT = 2
+#: Path components (any case) the staged library may not hold: git interprets them.
+GIT_NAMES = frozenset({".git", ".gitignore", ".gitattributes", ".gitmodules"})
+#: The most bytes read of one staged file: the manifest and the reports, a library file.
+MAX_REPORT_BYTES = 64 * 1024 * 1024
+MAX_TREE_FILE_BYTES = 512 * 1024 * 1024
 #: Linux prctl(2) option: whether the process may be dumped (and its /proc files read).
 PR_SET_DUMPABLE = 4
 PR_GET_DUMPABLE = 3
@@ -88,16 +105,55 @@ def secrets_in_env(environ: Mapping[str, str]) -> list[str]:
     return [name for name in SECRET_ENVS if environ.get(name)]
 
 
+#: What the unprivileged child may get of the environment (`child_env`): exact names, then
+#: prefixes. What the build, the check and their toolchains read: the locale, temporary
+#: folders, Python's and the generator's settings, git's global config (the mirrors it
+#: names), Arduino's folders, proxies, and the runner's descriptive variables.
+CHILD_ENV_NAMES = frozenset(
+    {
+        "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TERM",
+        "TMPDIR", "TEMP", "TMP", "COLUMNS", "NO_COLOR", "FORCE_COLOR", "VIRTUAL_ENV",
+        "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "FLATC", "CC", "CXX",
+        "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
+        "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CI",
+    }
+)  # fmt: skip
+CHILD_ENV_PREFIXES = (
+    "LC_",
+    "PYTHON",
+    "EXECUTORCH_ARDUINO_",
+    "ARDUINO_",
+    "XDG_",
+    "GITHUB_",
+    "RUNNER_",
+)
+#: Names that never go to the child, whatever the lists say: credentials by their name.
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|PRIVATE_KEY|CREDENTIAL|_PAT$", re.I)
+#: A variable naming more variables for the child (comma-separated; those matching
+#: `SECRET_NAME` are still dropped), e.g. what a test harness passes its hooks.
+CHILD_ENV_EXTRA = "EXECUTORCH_SYNC_CHILD_ENV"
+
+
 def child_env(environ: Mapping[str, str], secrets: Collection[str] = ()) -> dict[str, str]:
-    """`environ` without `SECRET_ENVS`, `RUNNER_ENVS` and any variable whose value holds one
-    of the secrets' values or one of `secrets` (a copy under another name, e.g. GH_TOKEN)."""
+    """What of `environ` the unprivileged child gets: only `CHILD_ENV_NAMES`, names starting
+    with `CHILD_ENV_PREFIXES` and those `$EXECUTORCH_SYNC_CHILD_ENV` lists; never
+    `SECRET_ENVS`, `RUNNER_ENVS`, a name matching `SECRET_NAME` (GH_TOKEN, GITHUB_PAT, ...),
+    nor any variable whose value holds one of the secrets' values or one of `secrets`. So
+    SSH_AUTH_SOCK, GIT_ASKPASS, GIT_CONFIG_COUNT/KEY_n/VALUE_n and the like stay out."""
     values = {environ.get(name, "") for name in SECRET_ENVS} | set(secrets)
     values = {v for v in values if v}
     dropped = {*SECRET_ENVS, *RUNNER_ENVS}
+    extra = {n.strip() for n in environ.get(CHILD_ENV_EXTRA, "").split(",") if n.strip()}
+
+    def allowed(key: str) -> bool:
+        if key in dropped or SECRET_NAME.search(key):
+            return False
+        return key in CHILD_ENV_NAMES or key in extra or key.startswith(CHILD_ENV_PREFIXES)
+
     return {
         key: value
         for key, value in environ.items()
-        if key not in dropped and not any(secret in value for secret in values)
+        if allowed(key) and not any(secret in value for secret in values)
     }
 
 
@@ -162,28 +218,93 @@ def _drop_ptrace() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0)
 
 
-def tree_digest(root: Path) -> str:
-    """`sha256:` and `generator.util.cache.tree_hash` of `root` (every regular file's relative path
-    and bytes; folders do not count, so an empty one that an artifact upload drops changes
-    nothing).
+def tree_digest(root: Path, executable: Collection[str] | None = None) -> str:
+    """`sha256:` and a sha256 over every regular file below `root`, sorted by relative path:
+    its path, whether it is executable (the one mode bit git records: 100755 or 100644) and
+    the sha256 of its bytes. Folders do not count, so an empty one that an artifact upload
+    drops changes nothing.
 
+    Args:
+        executable: the relative paths to take as executable (the manifest's list, since an
+            artifact upload and download drops modes); None: the files' own modes.
     Raises:
         FatalError: `root` is not a folder, or holds a symbolic link or a special file (a link
             could make the publish phase read and publish its own files, e.g.
-            `/proc/self/environ`).
+            `/proc/self/environ`), or a path component git would interpret
+            (`GIT_NAMES`: a `.git` folder's config runs programs, e.g. core.fsmonitor, in the
+            publishing git; .gitignore, .gitattributes and .gitmodules change what is pushed).
+    """
+    digest = hashlib.sha256()
+    for rel, path, mode in _staged_files(root):
+        runs = bool(mode & 0o111) if executable is None else rel in executable
+        digest.update(rel.encode() + b"\0" + (b"x" if runs else b"-"))
+        digest.update(hashlib.sha256(_read_regular(path, MAX_TREE_FILE_BYTES)).digest())
+    return f"sha256:{digest.hexdigest()}"
+
+
+def executable_files(root: Path) -> list[str]:
+    """The relative paths of the files below `root` that have an executable bit (sorted)."""
+    return sorted(rel for rel, _, mode in _staged_files(root) if mode & 0o111)
+
+
+def _staged_files(root: Path) -> list[tuple[str, Path, int]]:
+    """(relative path, path, st_mode) of every regular file below `root`, sorted by path.
+
+    Raises:
+        FatalError: see `tree_digest`.
     """
     if root.is_symlink() or not root.is_dir():
         raise FatalError(f"the staged library {root} is not a folder")
+    found = []
     for dirpath, dirnames, filenames in os.walk(root):
         for name in [*dirnames, *filenames]:
-            mode = (Path(dirpath) / name).lstat().st_mode
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            if name.lower().rstrip(". ") in GIT_NAMES:
+                raise FatalError(
+                    f"the staged library holds {rel}, a name git interprets (a repository, or "
+                    "its ignore, attribute or submodule rules): refusing to publish it"
+                )
+            info = path.lstat()
+            mode = info.st_mode
             if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
-                rel = (Path(dirpath) / name).relative_to(root).as_posix()
                 raise FatalError(
                     f"the staged library holds {rel}, which is no regular file or folder "
                     "(a symbolic link or a special file): refusing to publish it"
                 )
-    return f"sha256:{tree_hash(root)}"
+            if stat.S_ISREG(mode) and info.st_nlink > 1:
+                # a file outside the stage under a second name: giving it its mode would
+                # change that file
+                raise FatalError(
+                    f"the staged library holds {rel}, a hard link: refusing to publish it"
+                )
+            if stat.S_ISREG(mode):
+                found.append((rel, path, mode))
+    return sorted(found)
+
+
+def _read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of the regular file `path`, not following a symbolic link (`O_NOFOLLOW`) and
+    not blocking on a FIFO (`O_NONBLOCK`).
+
+    Raises:
+        FatalError: `path` is a link, a special file, unreadable or over `limit` bytes.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        raise FatalError(
+            f"cannot read the staged {path} ({type(e).__name__}: {e}): it must be a regular "
+            "file, not a symbolic link"
+        ) from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FatalError(f"the staged {path} is not a regular file: refusing to read it")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise FatalError(f"the staged {path} is over {limit} bytes: refusing to read it")
+    return data
 
 
 @dataclass(frozen=True)
@@ -212,33 +333,48 @@ def write_stage(
     facts = {k: v for k, v in asdict(built).items() if k != "out"}
     (stage / REPORT_JSON).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     (stage / REPORT_MD).write_text(markdown)
-    manifest = {"format": MANIFEST_FORMAT, "digest": digest, "passed": passed, "build": facts}
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "digest": digest,
+        "executable": executable_files(built.out),
+        "passed": passed,
+        "build": facts,
+    }
     (stage / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return digest
 
 
 def read_stage(stage: Path, expected: str | None = None) -> tuple[BuildResult, StagedReport]:
-    """The build and the check report a prepare phase staged in `stage`.
+    """The build and the check report a prepare phase staged in `stage`, checked: the staged
+    files are regular files (no link is followed), the tree's digest is the manifest's (and
+    `expected`), the version and pin are the staged library's own (library.properties,
+    executorch_pin.txt), and the report names only examples the staged library has. The
+    staged files then get the modes the digest covered (an artifact download drops them).
 
     Args:
         expected: the digest the caller was told (e.g. the prepare job's output); None: only
             the manifest's own is checked.
     Raises:
-        FatalError: a part missing or malformed, a manifest of another format, or the tree's
-            digest not the manifest's or not `expected` (the tree changed since it was
-            prepared, or is not the one prepared).
+        FatalError: a part missing, not a regular file, too big or malformed, a manifest of
+            another format, the tree's digest not the manifest's or not `expected` (the tree
+            changed since it was prepared, or is not the one prepared), a version or pin the
+            staged library does not hold, or a report naming another example.
     """
     try:
-        manifest = json.loads((stage / MANIFEST_FILE).read_text())
-        data = json.loads((stage / REPORT_JSON).read_text())
-        markdown = (stage / REPORT_MD).read_text()
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        manifest = json.loads(_read_regular(stage / MANIFEST_FILE, MAX_REPORT_BYTES))
+        data = json.loads(_read_regular(stage / REPORT_JSON, MAX_REPORT_BYTES))
+        markdown = _read_regular(stage / REPORT_MD, MAX_REPORT_BYTES).decode()
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise FatalError(
             f"{stage} is not a folder `sync --prepare` wrote ({type(e).__name__}: {e})"
         ) from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
         raise FatalError(f"{stage / MANIFEST_FILE} is not a manifest of format {MANIFEST_FORMAT}")
-    digest = tree_digest(stage / LIBRARY_DIR)
+    library = stage / LIBRARY_DIR
+    executable = manifest.get("executable")
+    if not isinstance(executable, list) or not all(isinstance(p, str) for p in executable):
+        raise FatalError(f"{stage / MANIFEST_FILE} lacks the list of executable files")
+    digest = tree_digest(library, set(executable))
     if digest != manifest.get("digest"):
         raise FatalError(
             f"the staged library in {stage} does not match its manifest's digest: it changed "
@@ -253,23 +389,87 @@ def read_stage(stage: Path, expected: str | None = None) -> tuple[BuildResult, S
     if not isinstance(facts, dict) or not isinstance(data, dict):
         raise FatalError(f"{stage / MANIFEST_FILE} lacks the build's facts")
     try:
-        built = BuildResult(out=stage / LIBRARY_DIR, **facts)
+        built = BuildResult(out=library, **facts)
     except TypeError as e:
         raise FatalError(f"{stage / MANIFEST_FILE} has unexpected build facts: {e}") from None
+    _check_own_facts(built)
+    _check_report_examples(data, library)
+    for rel, path, mode in _staged_files(library):
+        if bool(mode & 0o111) != (rel in executable):
+            path.chmod(0o755 if rel in executable else 0o644)
     return built, StagedReport(bool(manifest.get("passed")), markdown, data)
+
+
+def _check_own_facts(built: BuildResult) -> None:
+    """Refuse a manifest whose version or pin is not the staged library's own: the version
+    checks, the branch and the pull request use the manifest's, the push the tree's.
+
+    Raises:
+        FatalError: naming both.
+    """
+    props = built.out / PROPERTIES_FILE
+    pin = built.out / PIN_FILE
+    version = properties_version(_read_regular(props, MAX_REPORT_BYTES) if props.exists() else None)
+    sha = (
+        _read_regular(pin, MAX_REPORT_BYTES).decode(errors="replace").strip()
+        if pin.exists()
+        else None
+    )
+    if version != built.library_version or sha != built.sha:
+        raise FatalError(
+            f"the staged manifest says library {built.library_version} with ExecuTorch "
+            f"{built.sha!r}, but the staged library holds version {version} ({PROPERTIES_FILE}) "
+            f"and pin {sha!r} ({PIN_FILE}): refusing to publish it"
+        )
+
+
+#: What an example's name may be: one plain path component.
+_EXAMPLE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+
+
+def _check_report_examples(data: dict[str, Any], library: Path) -> None:
+    """Refuse a report whose example entries name anything but an example folder of the
+    staged library (the publish phase rewrites `examples/<name>/<name>.ino` by them).
+
+    Raises:
+        FatalError: naming the entry.
+    """
+    entries = data.get("examples") or []
+    if not isinstance(entries, list):
+        raise FatalError(f"the staged {REPORT_JSON} has examples that are not a list")
+    for entry in entries:
+        name = entry.get("example") if isinstance(entry, dict) else None
+        if (
+            not isinstance(name, str)
+            or not _EXAMPLE_NAME.match(name)
+            or not (library / "examples" / name).is_dir()
+        ):
+            raise FatalError(
+                f"the staged {REPORT_JSON} names the example {name!r}, which is no example "
+                "folder of the staged library: refusing to publish it"
+            )
 
 
 def run_prepare_child(
     argv: Sequence[str], env: Mapping[str, str], say: Callable[[str], None]
 ) -> None:
     """Run `python -m generator <argv>` (the prepare phase; `CHILD_COMMAND`) with `env`, in a
-    new session, and kill its whole process group when it ends (however it ends, Ctrl-C
-    included), so no process the untrusted build or check left behind lives on while the
-    token is used.
+    new session, kill its whole process group when it ends (however it ends, Ctrl-C
+    included), then every process it left behind that escaped the group (this process is
+    their subreaper: `generator.sync.confine`), so none the untrusted build or check started
+    lives on while the token is used. Call it before anything holds or writes what git will
+    use with the token (the clone, the askpass program, a private git config).
 
     Raises:
-        FatalError: it exited non-zero (its own messages went to stderr before).
+        FatalError: it exited non-zero (its own messages went to stderr before), or what it
+            left behind could not be ended.
     """
+    if not confine.make_subreaper():
+        say(
+            "warning: could not make sync a child subreaper (not Linux?): a process the "
+            "build leaves outside its process group is not ended"
+        )
+    keep = confine.children()
     proc = subprocess.Popen(
         [*CHILD_COMMAND, *argv],
         env=dict(env),
@@ -285,6 +485,9 @@ def run_prepare_child(
             os.killpg(proc.pid, signal.SIGKILL)
         if proc.returncode is None:
             proc.wait()
+        ended = confine.end_orphans(keep)
+    if ended:
+        say(f"ended {len(ended)} process(es) the unprivileged build left behind")
     if code != 0:
         raise FatalError(
             f"the unprivileged build and check (sync --prepare) failed with exit code {code} "

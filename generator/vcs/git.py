@@ -62,8 +62,11 @@ TOKEN_USER = "x-access-token"
 SYNC_PREFIX = "sync/"
 
 #: Options put before every git command: no credential helper may store (or offer) a
-#: password, no signing prompt, no hooks of the machine.
+#: password, no signing prompt, no hooks of the machine, no file-system monitor (a
+#: `core.fsmonitor` of any config git reads is a program git runs in status, add, commit).
 _SAFE_CONFIG = (
+    "-c",
+    "core.fsmonitor=false",
     "-c",
     "credential.helper=",
     "-c",
@@ -285,7 +288,7 @@ class GitFailure(Exception):
 
 
 @contextmanager
-def git_env(token: str | TokenSource | None) -> Iterator[GitEnv]:
+def git_env(token: str | TokenSource | None, global_config: str | None = None) -> Iterator[GitEnv]:
     """Yield a `GitEnv` whose askpass script answers with `token`; the script is removed after.
 
     The script holds no secret (it prints `$EXECUTORCH_SYNC_GIT_TOKEN`), so nothing written to
@@ -293,8 +296,14 @@ def git_env(token: str | TokenSource | None) -> Iterator[GitEnv]:
     (`generator.util.urls.askpass_reply`). Its folder is an `owned_temp_dir`. A fixed token is in
     the environment from the start; a `TokenSource` is asked for each command that talks to the
     remote (`GitEnv.run`).
+
+    Args:
+        global_config: config text (`generator.vcs.git_config.snapshot_global_config`) that
+            every git of this block reads as its global config instead of the user's files
+            (written into the askpass folder; `GIT_CONFIG_GLOBAL` names it, in `os.environ`
+            too for GitPython's own git, and is restored after); None: the user's.
     """
-    with owned_temp_dir("sync-askpass") as tmp:
+    with owned_temp_dir("sync-askpass") as tmp, _global_config(tmp, global_config) as config:
         program = tmp / "askpass.py"
         program.write_text(
             _ASKPASS_PY.format(root=str(_PACKAGE_ROOT), user=TOKEN_USER, env=TOKEN_ENV)
@@ -314,7 +323,29 @@ def git_env(token: str | TokenSource | None) -> Iterator[GitEnv]:
         # plain http (loopback only) must not go through a proxy to another machine
         no_proxy = no_proxy_with_loopback(os.environ.get("no_proxy") or os.environ.get("NO_PROXY"))
         env |= {"no_proxy": no_proxy, "NO_PROXY": no_proxy}
+        if config is not None:
+            env["GIT_CONFIG_GLOBAL"] = str(config)
         yield GitEnv(env, token)
+
+
+@contextmanager
+def _global_config(folder: Path, text: str | None) -> Iterator[Path | None]:
+    """With `text`: write it to `folder/gitconfig` and name it in `os.environ`'s
+    `GIT_CONFIG_GLOBAL` for the block (restored after); yields its path, or None."""
+    if text is None:
+        yield None
+        return
+    path = folder / "gitconfig"
+    path.write_text(text)
+    before = os.environ.get("GIT_CONFIG_GLOBAL")
+    os.environ["GIT_CONFIG_GLOBAL"] = str(path)
+    try:
+        yield path
+    finally:
+        if before is None:
+            os.environ.pop("GIT_CONFIG_GLOBAL", None)
+        else:
+            os.environ["GIT_CONFIG_GLOBAL"] = before
 
 
 def describe_git_failure(error: GitFailure, genv: GitEnv, what: str) -> FatalError:
@@ -388,16 +419,8 @@ def clone(remote: str, dest: Path, genv: GitEnv, source: str = "--remote") -> Re
         FatalError: the token may not go to a URL git would use (nothing was sent); the
             remote is unreachable, unknown or refuses the credentials.
     """
-    if remote.startswith("-"):
-        raise FatalError(f"{source} {remote!r} starts with '-': give a git URL or path")
-    # `fd::`, `ext::` name a program, not a server (`git clone fd::3` waits forever), given
-    # or reached by git's insteadOf rewriting.
-    refuse_transport(remote, option=source)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fetch_url = genv.run(["ls-remote", "--get-url", remote], cwd=dest.parent)
-    refuse_transport(fetch_url, option=f"{source} (as git's config rewrites it)")
-    if genv.token:
-        check_token_url(fetch_url, source, given=remote)
+    check_fetch_url(remote, genv, source, dest.parent)
     try:
         genv.run(["clone", "--quiet", "--no-checkout", "--", remote, str(dest)])
     except GitFailure as e:
@@ -405,6 +428,24 @@ def clone(remote: str, dest: Path, genv: GitEnv, source: str = "--remote") -> Re
     repo = Repo(dest)
     check_remote_urls(repo, genv, source, remote)
     return repo
+
+
+def check_fetch_url(remote: str, genv: GitEnv, source: str, cwd: Path) -> None:
+    """Refuse `remote` before anything connects: an option-like one, a remote helper
+    (`fd::`, `ext::`: a program, not a server; `git clone fd::3` waits forever), given or
+    reached by git's insteadOf rewriting (`git ls-remote --get-url`, run in `cwd`), and, with
+    a token, a URL the token may not go to.
+
+    Raises:
+        FatalError: naming `source` and the URL.
+    """
+    if remote.startswith("-"):
+        raise FatalError(f"{source} {remote!r} starts with '-': give a git URL or path")
+    refuse_transport(remote, option=source)
+    fetch_url = genv.run(["ls-remote", "--get-url", remote], cwd=cwd)
+    refuse_transport(fetch_url, option=f"{source} (as git's config rewrites it)")
+    if genv.token:
+        check_token_url(fetch_url, source, given=remote)
 
 
 def check_remote_urls(repo: Repo, genv: GitEnv, source: str, given: str) -> None:

@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -67,8 +68,10 @@ command.GitHubRepo = functools.partial(command.GitHubRepo, throttle=False)
 
 
 def _cli(
-    tmp_path: Path, args: list[str], env: dict[str, str]
+    tmp_path: Path, args: list[str], env: dict[str, str], hook_vars: Sequence[str] = ()
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """Run the CLI with the `SITECUSTOMIZE` hook; `hook_vars`: more variables of `env` the
+    hook reads in the unprivileged child (`stage.CHILD_ENV_EXTRA` lets them through)."""
     hook = tmp_path / "hook"
     hook.mkdir(exist_ok=True)
     (hook / "sitecustomize.py").write_text(SITECUSTOMIZE)
@@ -78,6 +81,7 @@ def _cli(
         **env,
         "PYTHONPATH": os.pathsep.join([str(hook), str(ROOT)]),
         "LEAK_OUT": str(leak),
+        stage.CHILD_ENV_EXTRA: ",".join(["LEAK_OUT", *hook_vars]),
     }
     result = subprocess.run(
         [sys.executable, "-m", "generator", *args],
@@ -157,7 +161,7 @@ def test_prepare_refuses_a_token_and_publish_refuses_a_changed_tree(
 def test_child_env_drops_the_secrets_and_their_copies() -> None:
     env = {"GITHUB_TOKEN": "t0ken", "SYNC_APP_PRIVATE_KEY": "k3y", "GH": "t0ken", "PATH": "/bin"}
     assert stage.child_env(env, ["other"]) == {"PATH": "/bin"}
-    assert stage.child_env({"X": "has other in it", "Y": "y"}, ["other"]) == {"Y": "y"}
+    assert stage.child_env({"LANG": "has other in it", "TERM": "y"}, ["other"]) == {"TERM": "y"}
     runner = {"GITHUB_ENV": "/f", "GITHUB_OUTPUT": "/o", "GITHUB_SHA": "abc"}
     assert stage.child_env(runner) == {"GITHUB_SHA": "abc"}
 
