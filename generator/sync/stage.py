@@ -22,7 +22,7 @@ the same user, and so does `/proc/<ppid>/environ` of a child. So:
 
 A child of the same user can still change what the parent later runs or reads outside the
 files named here (the generator's own sources, a `git` earlier on PATH, Python's user site,
-a process started outside its process tree: `generator.sync.confine`); plain `sync` narrows
+a process started outside its process tree: `generator.sync.subreaper`); plain `sync` narrows
 that, only the workflow's separate jobs close it.
 
 A child run as root could read any process's memory (CAP_SYS_PTRACE): the child drops that
@@ -51,7 +51,7 @@ from typing import Any
 from generator.library.layout import PIN_FILE, PROPERTIES_FILE
 from generator.library.properties import properties_version
 from generator.pipeline.run import BuildResult
-from generator.sync import confine
+from generator.sync import subreaper
 from generator.util.errors import FatalError
 
 #: Environment variables that hold the library repo's credentials; never passed to the
@@ -456,7 +456,7 @@ def run_prepare_child(
     """Run `python -m generator <argv>` (the prepare phase; `CHILD_COMMAND`) with `env`, in a
     new session, kill its whole process group when it ends (however it ends, Ctrl-C
     included), then every process it left behind that escaped the group (this process is
-    their subreaper: `generator.sync.confine`), so none the untrusted build or check started
+    their subreaper: `generator.sync.subreaper`), so none the untrusted build or check started
     lives on while the token is used. Call it before anything holds or writes what git will
     use with the token (the clone, the askpass program, a private git config).
 
@@ -464,12 +464,12 @@ def run_prepare_child(
         FatalError: it exited non-zero (its own messages went to stderr before), or what it
             left behind could not be ended.
     """
-    if not confine.make_subreaper():
+    if not subreaper.make_subreaper():
         say(
             "warning: could not make sync a child subreaper (not Linux?): a process the "
             "build leaves outside its process group is not ended"
         )
-    keep = confine.children()
+    keep = subreaper.children()
     proc = subprocess.Popen(
         [*CHILD_COMMAND, *argv],
         env=dict(env),
@@ -485,7 +485,7 @@ def run_prepare_child(
             os.killpg(proc.pid, signal.SIGKILL)
         if proc.returncode is None:
             proc.wait()
-        ended = confine.end_orphans(keep)
+        ended = subreaper.end_orphans(keep)
     if ended:
         say(f"ended {len(ended)} process(es) the unprivileged build left behind")
     if code != 0:
