@@ -37,11 +37,11 @@ from typing import Any, Literal, Protocol
 from git import GitCommandError, Repo
 
 from generator.boards.board_docs import boards_markdown
-from generator.boards.budgets import UNO_Q, check_boards
+from generator.boards.budgets import UNO_Q, board_keys, check_boards
 from generator.boards.linkmode_docs import link_modes_markdown, update_sketches
 from generator.check.compile import CompileResult
-from generator.check.report import CheckReport, board_part
-from generator.check.run import board_data, board_keys, run_check
+from generator.check.report import CheckReport, board_data, board_part
+from generator.check.run import run_check
 from generator.check.run_sketch import RunOutput
 from generator.library.compare import instruction_rows, size_rows
 from generator.library.facts import facts_in_folder
