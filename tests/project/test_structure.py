@@ -17,7 +17,6 @@ MAX_FUNCTION_LINES = 80
 #: What is over a limit today, as "path" (a module) or "path:function". Empty is the goal.
 OVER_LIMIT: frozenset[str] = frozenset(
     {
-        "check/llext.py",
         "cli/sync.py:add_parser",
         "lint/rules.py",
         "pipeline/run.py",
