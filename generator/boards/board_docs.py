@@ -3,7 +3,7 @@ mode, which examples fit each and ran on its emulated CPU, and their flash and R
 board's budgets. No board is listed as working without a check run behind it: a board of
 `generator.boards.budgets.ZEPHYR_BOARDS` the report has no run for is "not checked".
 
-One Markdown section, made from a check report's JSON (`generator/check/run.py` `board_data`, one
+One Markdown section, made from a check report's JSON (`generator.check.report.board_data`, one
 entry per example and board, or a one-board `CheckReport.to_dict()` such as sync's), written
 two places like the link-modes section (`linkmode_docs.py`): the generated library's README
 (between `BEGIN` and `END`, by `check --update-docs`) and the sync pull request's body
@@ -22,7 +22,8 @@ from generator.boards.budgets import EMULATORS, ZEPHYR_BOARDS, ZephyrBoard, chec
 from generator.boards.cores import PINNED_CORE
 from generator.boards.linkmode_docs import BEGIN as LINK_BEGIN
 from generator.boards.linkmode_docs import END as LINK_END
-from generator.boards.linkmode_docs import reason, replace_section
+from generator.boards.linkmode_docs import check_readme as check_link_modes_readme
+from generator.boards.linkmode_docs import link_modes_markdown, reason, replace_section
 from generator.util.atomic import write_atomic
 from generator.util.errors import FatalError
 from generator.util.markdown import table
@@ -395,5 +396,32 @@ def update_readme(readme: Path, report: Mapping[str, Any]) -> None:
     new = with_section(check_readme(readme), report)
     try:
         write_atomic(readme, new)
+    except OSError as e:
+        raise FatalError(f"--update-docs: cannot write {readme} ({e})") from None
+
+
+def check_both_sections(readme: Path) -> str:
+    """`readme`'s text, once it is known to have both sections' markers (link modes, boards).
+
+    Raises:
+        FatalError: `readme` is missing, unreadable, or lacks a section's markers.
+    """
+    return check_readme(readme, check_link_modes_readme(readme))
+
+
+def update_both_sections(readme: Path, data: Mapping[str, Any], unoq: Mapping[str, Any]) -> None:
+    """Write the README's two sections in one write (`check --update-docs`): the boards from
+    `data` (every board's report, `generator.check.report.board_data`), the link modes from
+    `unoq` (the UNO Q's entries of it, `board_part`).
+
+    Raises:
+        FatalError: `readme` is missing, unreadable, lacks a section's markers, or cannot be
+            written (it is then left as it was).
+    """
+    text = check_both_sections(readme)
+    text = replace_section(text, link_modes_markdown(unoq)) or text
+    text = with_section(text, data)
+    try:
+        write_atomic(readme, text)
     except OSError as e:
         raise FatalError(f"--update-docs: cannot write {readme} ({e})") from None

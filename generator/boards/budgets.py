@@ -22,7 +22,10 @@ figure from the firmware's `CONFIG_LLEXT_HEAP_SIZE` (`extra/package_core.sh` at 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from generator.util.errors import FatalError
 
 
 @dataclass(frozen=True)
@@ -421,6 +424,24 @@ def check_boards() -> dict[str, Board]:
     """
     rows = {key: row.budget() for key, row in ZEPHYR_BOARDS.items()}
     return {**{key: b for key, b in rows.items() if b is not None}, **BOARDS}
+
+
+def board_keys(values: Sequence[str] | None, table: Mapping[str, Board]) -> list[str]:
+    """`--board`'s keys in order: None is the UNO Q; `all` is every key of `table`
+    (`check_boards`), in its order, where it stands.
+
+    Raises:
+        FatalError: a key `table` does not have (argparse refuses it first on the command
+            line).
+    """
+    keys: list[str] = []
+    for value in values or ["unoq"]:
+        for key in list(table) if value == "all" else [value]:
+            if key not in table:
+                raise FatalError(f"no board {key!r}; --board takes {', '.join(table)} or all")
+            if key not in keys:
+                keys.append(key)
+    return keys
 
 
 #: Why a CPU that no `EMULATORS` machine runs has none (`Board.cpu` -> reason).

@@ -32,7 +32,8 @@ and `cores/arduino/wiring_analog.cpp`, none of the files below:
   firmware through a register, whatever calls the wrapper).
 - Zephyr: `west.yml` names the branch `zephyr-arduino-v4.2.0` of arduino/zephyr at every tag
   (no commit is pinned). Its LLEXT (`subsys/llext/llext_load.c`, `llext_mem.c`,
-  `llext_link.c`, `arch/arm/core/elf.c` of that fork) is what `llext.py` follows.
+  `llext_link.c`, `arch/arm/core/elf.c` of that fork) is what `llext.py` follows (with
+  `llext_elf.py` and `llext_relocations.py`).
 
 - Zephyr's own exports: `subsys/llext/llext_export.c` (`cores/zephyr.exports`, the eight C
   library functions upstream and an Arduino maintainer's fork both export).

@@ -134,31 +134,7 @@ class GccToolchain(Compiler):
         reason = self.missing()
         if reason:
             raise FatalError(reason)
-        core = tuple(str(p) for p in CORE_INCLUDES)
-        lib_inc = ("src", *core)
-        sketch_inc = (plan.sketch_dir.as_posix(), "src", *core)
-        jobs: list[CompileJob] = []
-        # The board's macros (`defines`) go to the sketch's sources, and to the library's on a
-        # board of the compact runtime only: arduino-cli passes them to every compile, but no
-        # other source of the library or of the check's core tests an arduino:zephyr board
-        # macro (src/executorch_compact.h tests those of the compact boards; the old-core
-        # `#error`s of executorch_board_check.h test theirs only under GCC < 9 with an
-        # mbed/Renesas architecture macro), so their objects are the same without them, and
-        # boards of one CPU share them in the object cache (with them, each of the 14 boards
-        # compiled the library cold).
-        plain = dataclasses.replace(self, defines=())
-        library = self if self.library_defines else plain
-        for src in (str(p) for p in self.core_sources):
-            jobs.append(CompileJob(plain.compile_argv(src, core), src, CORE_DIR))
-        core_count = len(jobs)
-        sketch_sources = [str(sketch_cpp(plan, cache))] + [
-            p.as_posix() for p in plan.sketch_sources
-        ]
-        for src in sketch_sources:
-            jobs.append(CompileJob(self.compile_argv(src, sketch_inc), src, plan.library))
-        for src in (p.as_posix() for p in plan.library_sources):
-            jobs.append(CompileJob(library.compile_argv(src, lib_inc), src, plan.library))
-
+        jobs, sketch_sources = self._compile_jobs(plan, cache)
         outcomes = cache.compile_all(jobs)
         compiled = sum(1 for o in outcomes if o.object is not None and not o.hit)
         reused = sum(1 for o in outcomes if o.hit)
@@ -206,13 +182,43 @@ class GccToolchain(Compiler):
             ok,
             binary if ok else None,
             log,
-            objects=objects[core_count:],
+            objects=objects[len(self.core_sources) :],
             compiled=compiled,
             reused=reused,
             inputs=inputs,
             line=line,
             size_binary=size_binary,
         )
+
+    def _compile_jobs(
+        self, plan: BuildPlan, cache: ObjectCache
+    ) -> tuple[list[CompileJob], list[str]]:
+        """The compiles of `plan`: the core's sources, then the sketch's (its generated
+        `.ino.cpp` first), then the library's; and the sketch's sources (`link_inputs`)."""
+        core = tuple(str(p) for p in CORE_INCLUDES)
+        lib_inc = ("src", *core)
+        sketch_inc = (plan.sketch_dir.as_posix(), "src", *core)
+        jobs: list[CompileJob] = []
+        # The board's macros (`defines`) go to the sketch's sources, and to the library's on a
+        # board of the compact runtime only: arduino-cli passes them to every compile, but no
+        # other source of the library or of the check's core tests an arduino:zephyr board
+        # macro (src/executorch_compact.h tests those of the compact boards; the old-core
+        # `#error`s of executorch_board_check.h test theirs only under GCC < 9 with an
+        # mbed/Renesas architecture macro), so their objects are the same without them, and
+        # boards of one CPU share them in the object cache (with them, each of the 14 boards
+        # compiled the library cold).
+        plain = dataclasses.replace(self, defines=())
+        library = self if self.library_defines else plain
+        for src in (str(p) for p in self.core_sources):
+            jobs.append(CompileJob(plain.compile_argv(src, core), src, CORE_DIR))
+        sketch_sources = [str(sketch_cpp(plan, cache))] + [
+            p.as_posix() for p in plan.sketch_sources
+        ]
+        for src in sketch_sources:
+            jobs.append(CompileJob(self.compile_argv(src, sketch_inc), src, plan.library))
+        for src in (p.as_posix() for p in plan.library_sources):
+            jobs.append(CompileJob(library.compile_argv(src, lib_inc), src, plan.library))
+        return jobs, sketch_sources
 
     def _size_link(self, argv: list[str], binary: Path, line: LinkLine) -> Path | None:
         """Link `argv` (the run link writing `binary`) again for its size, into

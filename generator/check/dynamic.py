@@ -60,7 +60,9 @@ from generator.boards.cores import (
 )
 from generator.check.backends import GCC_ARM, GccToolchain
 from generator.check.link import LinkLine
-from generator.check.llext import ENODATA, ENOMEM, Loaded, LoadError, load, short_branches_out
+from generator.check.llext import Loaded, load
+from generator.check.llext_elf import ENODATA, ENOMEM, LoadError
+from generator.check.llext_relocations import short_branches_out
 from generator.check.sizes import CoreVerdict, DynamicSizes
 from generator.check.stages import StageResult, Status, misfit_status
 from generator.toolchain.gcc import CORE_DIR

@@ -46,7 +46,8 @@ from generator.boards.cores import CoreFacts, pinned_core
 from generator.check.backends import GCC_ARM, PRINTF_WRAPS
 from generator.check.dynamic import BOARD_INTERFACE, TOOLCHAIN_DIFFERENCES
 from generator.check.expected import Expected
-from generator.check.llext import Loaded, LoadError, load
+from generator.check.llext import Loaded, load
+from generator.check.llext_elf import LoadError
 from generator.check.run_sketch import RunOutput, judge_run, run_emulated
 from generator.check.stages import StageResult, Status
 from generator.toolchain.gcc import CORE_DIR

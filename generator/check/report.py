@@ -41,12 +41,12 @@ peak (`dynamic.py`, `llext.py`); `verdicts` say what each core's loader does wit
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from generator.boards.budgets import EMULATORS, UNO_Q, cpu_name
+from generator.boards.budgets import EMULATORS, UNO_Q, Board, cpu_name
 from generator.boards.linkmode_docs import link_modes_markdown
 from generator.check.arena import ArenaFigures
 from generator.check.run_sketch import EMULATED_KINDS, RunOutput
@@ -372,6 +372,37 @@ def _heap_cell(v: CoreVerdict) -> str:
         return f"refused (rc -{v.errno}, {v.core})"
     mark = "" if v.loaded else f"refused (rc -{v.errno}): "
     return f"{mark}{v.peak_bytes:,} / {v.heap_bytes:,} B ({v.core})"
+
+
+def board_data(
+    reports: Sequence[tuple[str, CheckReport]], table: Mapping[str, Board]
+) -> dict[str, Any]:
+    """The check's JSON over every board checked: the first board's report's fields, each
+    example entry once per board with `"board": <key>`, and `"boards"`: `[{"key", "name",
+    "fqbn", "emulator" (None: none), "cpu"}]`. With more than one board, `board` names them
+    all, `passed`, `seconds` and the cache counts are over all of them, and another board's
+    errors start with its key.
+
+    Args:
+        reports: (board key, its report), in the order checked.
+        table: the board table the keys are of (`generator.boards.budgets.check_boards`).
+    """
+    data = reports[0][1].to_dict()
+    data["examples"] = [
+        {**entry, "board": key} for key, report in reports for entry in report.to_dict()["examples"]
+    ]
+    data["boards"] = [
+        {"key": key, "name": b.name, "fqbn": b.fqbn, "emulator": b.emulator, "cpu": b.cpu}
+        for key, b in ((key, table[key]) for key, _ in reports)
+    ]
+    if len(reports) > 1:
+        data["board"] = ", ".join(report.board for _, report in reports)
+        data["passed"] = all(report.passed for _, report in reports)
+        data["seconds"] = round(sum(report.seconds for _, report in reports), 1)
+        data["errors"] += [f"{key}: {e}" for key, report in reports[1:] for e in report.errors]
+        for count in ("hits", "misses", "failures"):
+            data["cache"][count] = sum(getattr(r.cache, count) for _, r in reports)
+    return data
 
 
 def board_part(report: Mapping[str, Any], key: str) -> dict[str, Any]:

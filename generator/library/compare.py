@@ -61,7 +61,7 @@ _KEY_BY_NAME = {
 def report_board(report: Mapping[str, Any]) -> str | None:
     """The key of the one board a check report was made for, which its example entries
     without a "board" of their own were measured on: the key of its one `boards` entry
-    (`check --json`, `generator.check.run.board_data`), else its top-level `board`
+    (`check --json`, `generator.check.report.board_data`), else its top-level `board`
     name looked up in `generator.boards.budgets` (a `CheckReport.to_dict()`, as sync commits it:
     "Arduino UNO Q" -> "unoq"); None when it names none, several or an unknown one."""
     listed = report.get("boards")

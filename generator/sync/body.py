@@ -43,7 +43,7 @@ def emulated_runs(report: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
 
     Reads `examples[].runs[]` entries with `kind == "emulated"` and their `last_lines`
     (the shape of `generator.check.report.CheckReport.to_dict()`). In a report of more than
-    one board (`generator.check.run.board_data`) the example is named with its board's
+    one board (`generator.check.report.board_data`) the example is named with its board's
     name, "AddModel (Arduino Giga R1)".
     """
     boards = report.get("boards")

@@ -2,7 +2,7 @@
 check without what changes from run to run, so syncing an unchanged ref twice writes the same
 file and pushes no new commit.
 
-With several boards the report is `generator.check.run.board_data`'s: every example
+With several boards the report is `generator.check.report.board_data`'s: every example
 entry carries its board's key (`"board"`), and `"boards"` lists the boards; `board_part` takes
 one board's part of it.
 

@@ -38,11 +38,11 @@ from typing import Any, Literal, Protocol
 from git import GitCommandError, Repo
 
 from generator.boards.board_docs import boards_markdown
-from generator.boards.budgets import UNO_Q, check_boards
+from generator.boards.budgets import UNO_Q, board_keys, check_boards
 from generator.boards.linkmode_docs import link_modes_markdown, update_sketches
 from generator.check.compile import CompileResult
-from generator.check.report import CheckReport, board_part
-from generator.check.run import board_data, board_keys, run_check
+from generator.check.report import CheckReport, board_data, board_part
+from generator.check.run import run_check
 from generator.check.run_sketch import RunOutput
 from generator.library.compare import instruction_rows, size_rows
 from generator.library.facts import facts_in_folder
@@ -474,7 +474,7 @@ def _default_build(options: BuildOptions, out: Path) -> BuildResult:
 
 def sync_board_keys(values: Collection[str]) -> list[str]:
     """The keys of the boards sync checks, in order: `values` as `check --board` takes them
-    (`generator.check.run.board_keys`: keys of `check_boards()`, `all` for every one).
+    (`generator.boards.budgets.board_keys`: keys of `check_boards()`, `all` for every one).
 
     Raises:
         FatalError: a key the board table lacks, or no `unoq` among them (the pull request's

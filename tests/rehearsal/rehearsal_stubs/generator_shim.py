@@ -99,7 +99,7 @@ def _fake_sync() -> None:
 
 
 class _Report:
-    """What `generator.check.run.check` reads of a report, for a passing check."""
+    """What `generator.cli.check.run` reads of a report, for a passing check."""
 
     def __init__(self, examples: list[str]) -> None:
         from sync_fixtures import FakeCheck

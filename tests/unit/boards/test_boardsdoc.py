@@ -21,8 +21,7 @@ from generator.boards import linkmode_docs as linkmodes
 from generator.boards.board_docs import BEGIN, END, boards_markdown, checked_boards
 from generator.boards.budgets import ZEPHYR_BOARDS, check_boards
 from generator.check import run as check_command
-from generator.check.report import CheckReport, ExampleReport
-from generator.check.run import board_data
+from generator.check.report import CheckReport, ExampleReport, board_data
 from generator.check.run_sketch import RunOutput
 from generator.check.sizes import CoreVerdict, DynamicSizes, Sizes
 from generator.check.stages import StageResult, Status

@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from generator.boards.budgets import UNO_Q, ZEPHYR_BOARDS, check_boards
+from generator.boards.budgets import UNO_Q, ZEPHYR_BOARDS, board_keys, check_boards
 from generator.boards.cores import CORES
 from generator.check import backends as toolchains
 from generator.check import dynamic
 from generator.check.backends import GCC_ARM, select_toolchain
 from generator.check.link import LinkLine
-from generator.check.report import CheckReport, ExampleReport
-from generator.check.run import board_data, board_keys
+from generator.check.report import CheckReport, ExampleReport, board_data
 from generator.check.stages import StageResult, Status
 from generator.toolchain.gcc import CORE_DIR
 from generator.util.errors import FatalError

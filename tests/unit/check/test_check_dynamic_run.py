@@ -29,7 +29,8 @@ from generator.check.dynamic_run import (
     export_names,
 )
 from generator.check.expected import Expected
-from generator.check.llext import Loaded, LoadError
+from generator.check.llext import Loaded
+from generator.check.llext_elf import LoadError
 from generator.check.stages import Status
 
 needs_qemu = pytest.mark.skipif(

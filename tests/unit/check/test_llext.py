@@ -19,7 +19,9 @@ from generator.boards.cores import CORES, core, pinned_core
 from generator.check.backends import GCC_ARM
 from generator.check.dynamic import MERGED_RODATA, dynamic_argv, judge, rodata_split_script
 from generator.check.link import LinkLine
-from generator.check.llext import ENODATA, ENOEXEC, ENOMEM, LoadError, load, short_branches_out
+from generator.check.llext import load
+from generator.check.llext_elf import ENODATA, ENOEXEC, ENOMEM, LoadError
+from generator.check.llext_relocations import short_branches_out
 
 pytestmark = pytest.mark.skipif(
     shutil.which(GCC_ARM.cc) is None, reason="arm-none-eabi-gcc not installed (gcc-arm-none-eabi)"

@@ -1,6 +1,6 @@
 """Sizes per board with deltas (issue 19, part 2): `compare.size_rows` labels each row by board
 and example when the check report carries a "board" per entry (`check --board ...,... --json`,
-`generator.check.run.board_data`), the base's figure is the same board's, and the size
+`generator.check.report.board_data`), the base's figure is the same board's, and the size
 table of the sync pull request's body and of the release notes gets a Board column for more
 than one board; one board's table stays as it was."""
 

@@ -16,10 +16,9 @@ import pytest
 import yaml
 
 from generator.boards import budgets as boards
-from generator.boards.budgets import UNO_Q, check_boards
+from generator.boards.budgets import UNO_Q, board_keys, check_boards
 from generator.check import backends as toolchains
 from generator.check.backends import GCC_ARM, ArduinoCli, select_toolchain
-from generator.check.run import board_keys
 from generator.cli.main import build_parser
 from generator.workflows import render as wf
 
@@ -156,7 +155,8 @@ def test_another_board_is_compiled_with_its_fqbn_and_cpu_flags(
 def test_check_passes_the_board_of_its_key_to_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import generator.check.run as check_command
+    import generator.check.run as check_run
+    from generator.cli import check as check_command
 
     seen: dict[str, Any] = {}
 
@@ -167,14 +167,14 @@ def test_check_passes_the_board_of_its_key_to_the_run(
         seen.update(kwargs)
         raise Stop
 
-    monkeypatch.setattr(check_command, "run_check", fake_run_check)
+    monkeypatch.setattr(check_run, "run_check", fake_run_check)
     monkeypatch.setattr(check_command, "lint_library", lambda library: None)
     monkeypatch.setitem(boards.BOARDS, "nano-x", NANO)
     args = build_parser().parse_args(["check", str(tmp_path), "--board", "nano-x"])
     with pytest.raises(Stop):
-        check_command.check(args)
+        check_command.run(args)
     assert seen["board"] is NANO
     args = argparse.Namespace(**{**vars(args), "board": ["unoq"]})
     with pytest.raises(Stop):
-        check_command.check(args)
+        check_command.run(args)
     assert seen["board"] is UNO_Q
