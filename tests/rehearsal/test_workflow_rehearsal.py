@@ -584,7 +584,7 @@ def test_sync_dispatch_with_the_workflow_token_opens_the_pull_request(world: Wor
         ("prepare", "ran"),
         ("publish", "ran"),
     ]
-    assert run.job("ref").outputs == {"ref": "v1.5.1"}
+    assert run.job("ref").outputs == {"ref": "v1.5.1", "trusted": "true"}
     job = run.job("publish")
     prepare = run.job("prepare")
     assert prepare.concurrency == "sync-v1.5.1 (cancel-in-progress: false)"
