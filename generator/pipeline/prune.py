@@ -44,13 +44,12 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.boards.budgets import UNO_Q
 from generator.toolchain.gcc import ARDUINO_DEFINES, CORE_INCLUDES, SOURCE_SUFFIXES, arm_gcc
-from generator.toolchain.objcache import CompileJob, ObjectCache
+from generator.toolchain.objcache import CompileJob, CompileOutcome, ObjectCache
 from generator.util.cache import StepCache, code_version, tree_hash
 from generator.util.errors import FatalError
 
@@ -314,6 +313,9 @@ class Pruning:
         pruned: candidates removed, library-relative, sorted.
         kept: candidates kept, library-relative, with why, sorted.
         fallback: why nothing was pruned ("" when the analysis ran).
+        compiles: the wall seconds of each compiler run of the analysis (none when every
+            object came from the object cache, or the result from the step cache); not
+            stored, not part of the library (`benchmarks/bench_build.py` reads it).
     """
 
     compiler: str = ""
@@ -322,6 +324,7 @@ class Pruning:
     pruned: tuple[str, ...] = ()
     kept: tuple[tuple[str, str], ...] = ()
     fallback: str = ""
+    compiles: tuple[float, ...] = field(default=(), compare=False)
 
     @property
     def summary(self) -> str:
@@ -352,20 +355,31 @@ class _Compiled:
     failed: dict[str, str] = field(default_factory=dict)
 
 
-def _compile(library: Path, sources: list[str], target: Target, objects: Path) -> _Compiled:
-    """Compile `sources` (library-relative) and read the objects of those that compiled."""
+def _compile(
+    library: Path, batch: list[tuple[Target, str]], objects: Path
+) -> tuple[dict[Target, _Compiled], tuple[float, ...]]:
+    """Compile each (target, library-relative source) of `batch`, in its order, as one pool
+    of jobs, and read each object as soon as it is compiled (while other compiles run).
+
+    Returns:
+        what each target compiled; the wall seconds of every compiler run (hits: none).
+    """
     cache = ObjectCache(objects)
-    jobs = [CompileJob(target.argv(src), src, library) for src in sources]
-    outcomes = cache.compile_all(jobs)
-    done = _Compiled()
-    built = [(o.job.source, o.object) for o in outcomes if o.object is not None]
+    jobs = {CompileJob(target.argv(src), src, library): target for target, src in batch}
+    read: dict[CompileJob, ObjectSymbols] = {}
+
+    def read_now(outcome: CompileOutcome) -> None:
+        if outcome.object is not None:
+            read[outcome.job] = read_object(jobs[outcome.job], outcome.object)
+
+    outcomes = cache.compile_each(list(jobs), read_now)
+    done = {target: _Compiled() for target in jobs.values()}
     for o in outcomes:
         if o.object is None:
-            done.failed[o.job.source] = o.log
-    with ThreadPoolExecutor() as pool:
-        read = list(pool.map(lambda item: read_object(target, item[1]), built))
-    done.symbols = {src: symbols for (src, _), symbols in zip(built, read, strict=True)}
-    return done
+            done[jobs[o.job]].failed[o.job.source] = o.log
+        else:
+            done[jobs[o.job]].symbols[o.job.source] = read[o.job]
+    return done, tuple(o.seconds for o in outcomes if not o.hit)
 
 
 def _included_as_text(library: Path, names: set[str]) -> dict[str, str]:
@@ -456,10 +470,17 @@ def _analyse(
     library: Path, pool: list[str], roots: list[str], target: Target, objects: Path
 ) -> Pruning:
     """`prune_unreachable` without its cache: compile, read the objects, follow, delete."""
-    # One batch, the largest sources first (longest-processing-time order): both cores stay
-    # busy to the end, where a batch of roots and then one of candidates left one idle twice.
-    everything = sorted([*roots, *pool], key=lambda rel: -(library / rel).stat().st_size)
-    compiled = _compile(library, everything, target, objects)
+    # One batch, the UNO Q's and the other tiers' compiles together, the largest sources first
+    # (longest-processing-time order): every core stays busy to the end, where a batch of
+    # each tier after the UNO Q's left cores idle at the end of each.
+    tiers = _tiers(target)
+    batch = [(target, u) for u in [*roots, *pool]]
+    batch += [
+        (t, u) for t in tiers.values() for u in [*roots, *pool] if FEATURE_DEPENDENT.search(u)
+    ]
+    batch.sort(key=lambda job: -(library / job[1]).stat().st_size)
+    by_target, compiles = _compile(library, batch, objects)
+    compiled = by_target[target]
     broken = sorted(r for r in roots if r in compiled.failed)
     if broken:
         return Pruning(
@@ -468,13 +489,14 @@ def _analyse(
             candidates=len(pool),
             fallback=f"{broken[0]} does not compile for {UNO_Q.name}: "
             f"{_first_error(compiled.failed[broken[0]])}",
+            compiles=compiles,
         )
     kept = reachable(
         {r: compiled.symbols[r] for r in roots},
         {c: compiled.symbols[c] for c in pool if c in compiled.symbols},
     )
-    for tier, extra in _tiers(target).items():
-        for c, why in _tier_keeps(library, pool, roots, compiled, extra, objects).items():
+    for tier, extra in tiers.items():
+        for c, why in _tier_keeps(pool, roots, compiled, by_target.get(extra, _Compiled())).items():
             kept.setdefault(c, f"{why} (the {tier} tier)")
     for c in pool:
         if c in compiled.failed:
@@ -492,6 +514,7 @@ def _analyse(
         candidates=len(pool),
         pruned=tuple(pruned),
         kept=tuple(sorted(kept.items())),
+        compiles=compiles,
     )
 
 
@@ -502,21 +525,16 @@ def _tiers(target: Target) -> dict[str, Target]:
 
 
 def _tier_keeps(
-    library: Path,
-    pool: list[str],
-    roots: list[str],
-    compiled: _Compiled,
-    target: Target,
-    objects: Path,
+    pool: list[str], roots: list[str], compiled: _Compiled, tier: _Compiled
 ) -> dict[str, str]:
-    """The candidates `target`'s CPU reaches (`reachable`), with the `FEATURE_DEPENDENT`
-    sources compiled for it and every other object as `compiled` (the UNO Q's) has it. A
-    source that does not compile for `target` keeps its UNO Q object."""
-    again = [u for u in [*roots, *pool] if FEATURE_DEPENDENT.search(u) and u in compiled.symbols]
+    """The candidates a tier's CPU reaches (`reachable`), with the objects of the
+    `FEATURE_DEPENDENT` sources as `tier` compiled them for it and every other object as
+    `compiled` (the UNO Q's) has it. A source that does not compile for the tier keeps its
+    UNO Q object; one that did not compile for the UNO Q is not the tier's either."""
+    again = {u: tier.symbols[u] for u in tier.symbols if u in compiled.symbols}
     if not again:
         return {}
-    tier = _compile(library, again, target, objects)
-    symbols = {**compiled.symbols, **tier.symbols}
+    symbols = {**compiled.symbols, **again}
     return reachable(
         {r: symbols[r] for r in roots},
         {c: symbols[c] for c in pool if c in symbols},

@@ -118,6 +118,8 @@ class BuildResult:
         dtypes: the dtype selection (`DtypeChoice.describe`).
         files, bytes: what was written under `out`.
         seconds: wall time of the build.
+        prune_compiles: wall seconds of each compiler run of the pruning step (empty when
+            its objects or its result came from the cache; `Pruning.compiles`).
     """
 
     out: Path
@@ -133,6 +135,7 @@ class BuildResult:
     files: int = 0
     bytes: int = 0
     seconds: float = 0.0
+    prune_compiles: tuple[float, ...] = ()
 
 
 def build_library(
@@ -173,6 +176,7 @@ def build_library(
             files=files,
             bytes=size,
             seconds=time.monotonic() - started,
+            prune_compiles=provenance.pruning.compiles,
         )
 
 

@@ -62,7 +62,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
@@ -179,13 +179,15 @@ class CompileOutcome:
 
     Attributes:
         job: the job; object: the cached object file (None when compiling failed);
-        hit: True when the object came from the cache; log: compiler diagnostics.
+        hit: True when the object came from the cache; log: compiler diagnostics;
+        seconds: wall time of the compiler's run (0.0 for a hit).
     """
 
     job: CompileJob
     object: Path | None
     hit: bool
     log: str = ""
+    seconds: float = 0.0
 
 
 @dataclass
@@ -268,10 +270,13 @@ class ObjectCache:
             obj = Path(work) / "out.o"
             dep = Path(work) / "out.d"
             argv = [*job.argv, "-MD", "-MF", str(dep), "-c", job.source, "-o", str(obj)]
+            started = time.monotonic()
             proc = subprocess.run(argv, cwd=job.cwd, capture_output=True, text=True, check=False)
+            seconds = time.monotonic() - started
             log = (proc.stdout + proc.stderr).strip()
             if proc.returncode != 0 or not obj.is_file():
-                return CompileOutcome(job, None, hit=False, log=log or f"exit {proc.returncode}")
+                failed = log or f"exit {proc.returncode}"
+                return CompileOutcome(job, None, hit=False, log=failed, seconds=seconds)
             deps: dict[str, str] = {}
             for p in parse_depfile(dep.read_text()):
                 digest = self._hash_file((job.cwd / p).resolve())
@@ -293,7 +298,7 @@ class ObjectCache:
             ]
             manifest.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(manifest, json.dumps(entries))
-        return CompileOutcome(job, target, hit=False, log=log)
+        return CompileOutcome(job, target, hit=False, log=log, seconds=seconds)
 
     def compile_one(self, job: CompileJob) -> CompileOutcome:
         """Return the object of `job`, from the cache or by running the compiler.
@@ -326,12 +331,27 @@ class ObjectCache:
         Raises:
             FatalError: a compiler is not installed.
         """
+        return self.compile_each(jobs, None)
+
+    def compile_each(
+        self, jobs: Sequence[CompileJob], then: Callable[[CompileOutcome], None] | None
+    ) -> list[CompileOutcome]:
+        """`compile_all`, and `then` called with each outcome in its compiling thread as soon
+        as it is ready (to read an object while the other compiles run); what `then` raises
+        is raised here."""
         for argv0 in {job.argv[0] for job in jobs}:
             compiler_identity(argv0)  # fail once, clearly, before starting threads
+
+        def one(job: CompileJob) -> CompileOutcome:
+            outcome = self.compile_one(job)
+            if then is not None:
+                then(outcome)
+            return outcome
+
         workers = max(1, os.cpu_count() or 1)
         pool = ThreadPoolExecutor(max_workers=workers)
         try:
-            return list(pool.map(self.compile_one, jobs))
+            return list(pool.map(one, jobs))
         finally:
             # Interrupted (Ctrl-C, SIGTERM): do not start the compiles still queued.
             pool.shutdown(wait=True, cancel_futures=True)

@@ -34,6 +34,7 @@ from sync_fixtures import (
     NAME,
     OWNER,
     PULLS,
+    SHA_NEW,
     branches,
     git,
     isolate_git,
@@ -583,7 +584,7 @@ def test_sync_dispatch_with_the_workflow_token_opens_the_pull_request(world: Wor
         ("prepare", "ran"),
         ("publish", "ran"),
     ]
-    assert run.job("ref").outputs == {"ref": "v1.5.1"}
+    assert run.job("ref").outputs == {"ref": "v1.5.1", "trusted": "true"}
     job = run.job("publish")
     prepare = run.job("prepare")
     assert prepare.concurrency == "sync-v1.5.1 (cancel-in-progress: false)"
@@ -760,10 +761,66 @@ def test_the_schedule_opted_in_syncs_the_newest_release_tag(world: World) -> Non
     world.rehearsal.mirrors["https://github.com/pytorch/executorch"] = upstream
     settings = with_vars(world.app, SYNC_SCHEDULE="true")
     run = world.run("sync.yml", Event("schedule", {"schedule": "41 5 * * *"}), settings)
-    assert run.job("ref").outputs == {"ref": "v1.5.1"}, run.transcript()  # no pre-release
+    assert run.job("ref").outputs == {"ref": "v1.5.1", "trusted": "true"}, run.transcript()
     assert run.conclusion == "success", run.transcript()
     for args in generator_calls(run, "sync"):
         assert "--executorch-ref=v1.5.1" in args
+    world.finish()
+
+
+GENERATOR_CACHE = "the generator's cache (checkouts, flatc, objects, steps)"
+
+
+def _build_notes(run: Run) -> list[str]:
+    """What the prepare job's build said of its cache (the shim's stand-in notes)."""
+    step = run.job("prepare").step("Build and check")
+    return [n for n in step.notes if n.startswith("stand-in for generator build")]
+
+
+def test_the_daily_run_restores_the_caches_a_trusted_run_saved_and_builds_warm(
+    world: World,
+) -> None:
+    upstream = _upstream_with_tags(world.tmp, ["v1.4.0", "v1.5.1"])
+    world.rehearsal.mirrors["https://github.com/pytorch/executorch"] = upstream
+    settings = with_vars(world.app, SYNC_SCHEDULE="true")
+    daily = Event("schedule", {"schedule": "41 5 * * *"})
+    first = world.run("sync.yml", daily, settings)
+    assert first.conclusion == "success", first.transcript()
+    assert first.job("ref").outputs == {"ref": "v1.5.1", "trusted": "true"}
+    assert _build_notes(first) == ["stand-in for generator build: every step run (cold cache)"]
+    saved = first.job("prepare").step(f"Save {GENERATOR_CACHE}")
+    assert saved.decision == "ran" and saved.outcome == "success", first.transcript()
+    (key,) = [e.key for e in world.rehearsal.caches if e.key.startswith("executorch-arduino-")]
+    # The next day (the pull request still open): the same release, restored, warm.
+    second = world.run("sync.yml", daily, settings)
+    assert second.conclusion == "success", second.transcript()
+    restored = second.job("prepare").step(f"Restore {GENERATOR_CACHE}")
+    assert f"cache restore: {key} (saved on refs/heads/main)" in restored.notes
+    assert _build_notes(second) == [
+        "stand-in for generator build: every step from the step cache (warm)"
+    ]
+    world.finish()
+
+
+def test_a_dispatch_of_an_untrusted_ref_restores_the_caches_but_saves_none(
+    world: World,
+) -> None:
+    run = world.sync(WORKFLOW_ONLY, executorch_ref=SHA_NEW)  # anyone's commit, by SHA
+    assert run.conclusion == "success", run.transcript()
+    assert run.job("ref").outputs == {"ref": SHA_NEW, "trusted": "false"}
+    prepare = run.job("prepare")
+    assert prepare.step(f"Restore {GENERATOR_CACHE}").decision == "ran"
+    saves = [s for s in prepare.steps if s.name.startswith("Save ")]
+    assert len(saves) == 3 and all(s.decision == "skipped" for s in saves), run.transcript()
+    assert world.rehearsal.caches == []
+    # A dispatch of a release tag is trusted: it saves.
+    trusted = world.sync(WORKFLOW_ONLY, executorch_ref="v1.5.1")
+    assert trusted.conclusion == "success", trusted.transcript()
+    assert [e.key.split("-")[0] for e in world.rehearsal.caches] == [
+        "executorch",
+        "pip",
+        "arduino",
+    ]
     world.finish()
 
 

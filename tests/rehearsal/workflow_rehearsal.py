@@ -52,7 +52,9 @@ What is emulated, not real:
 - `uses:` actions are emulated by `ACTIONS` (an action missing there fails the rehearsal):
   checkout clones the fake's repository (a pull request's head commit, where GitHub would
   check out its test merge commit `refs/pull/N/merge`); upload-artifact and
-  download-artifact keep files in the run's folder; setup-python, setup-arduino-cli, cache
+  download-artifact keep files in the run's folder; cache/save keeps its paths as an entry of
+  the run's ref and cache/restore copies back the entry of its key or of a restore-keys prefix
+  (the newest) that its ref's scope or main's holds; setup-python, setup-arduino-cli, cache
   (always a miss) and arduino-lint-action record their inputs and change nothing (the stubs
   stand for what they install);
 - the YAML is read by PyYAML, YAML 1.1 (plain `yes`, `no`, `off` are booleans there; GitHub's
@@ -662,6 +664,62 @@ def _cache(call: ActionCall) -> dict[str, str]:
     return {}
 
 
+def _cache_paths(call: ActionCall) -> list[tuple[str, Path]]:
+    """The `path` lines of a cache action that name a folder or file (exclusions left out),
+    each with where it is on the runner."""
+    lines = [line.strip() for line in str(call.inputs.get("path", "")).splitlines()]
+    return [(line, call.path(line)) for line in lines if line and not line.startswith("!")]
+
+
+def _cache_restore(call: ActionCall) -> dict[str, str]:
+    """actions/cache/restore: the entry of `key`, else the newest whose key starts with a
+    `restore-keys` line, among the entries this run's ref may read (its own and the default
+    branch's, refs/heads/main: GitHub's cache scopes), copied back to its paths."""
+    key = str(call.inputs.get("key", ""))
+    prefixes = [line for line in str(call.inputs.get("restore-keys", "")).splitlines() if line]
+    ref = str(call.github.get("ref") or "")
+    visible = [e for e in reversed(call.rehearsal.caches) if e.scope in (ref, "refs/heads/main")]
+    found = next((e for e in visible if e.key == key), None)
+    for prefix in prefixes:
+        found = found or next((e for e in visible if e.key.startswith(prefix)), None)
+    outputs = {"cache-primary-key": key}
+    if found is None:
+        call.notes.append(f"cache restore: miss, key {key}")
+        return outputs
+    for line, target in _cache_paths(call):
+        kept = found.folder / line
+        if kept.is_dir():
+            shutil.copytree(kept, target, dirs_exist_ok=True)
+    call.notes.append(f"cache restore: {found.key} (saved on {found.scope})")
+    return {**outputs, "cache-matched-key": found.key, "cache-hit": str(found.key == key).lower()}
+
+
+def _cache_save(call: ActionCall) -> dict[str, str]:
+    """actions/cache/save: the paths kept as an entry of `key` in this run's ref's scope; a
+    key that exists is not saved again (entries are immutable)."""
+    key = str(call.inputs.get("key", ""))
+    ref = str(call.github.get("ref") or "")
+    if any(e.key == key and e.scope == ref for e in call.rehearsal.caches):
+        call.notes.append(f"cache save: {key} exists, not saved")
+        return {}
+    folder = call.rehearsal.root / "caches" / str(len(call.rehearsal.caches))
+    for line, source in _cache_paths(call):
+        if source.is_dir():
+            shutil.copytree(source, folder / line, dirs_exist_ok=True)
+    call.rehearsal.caches.append(CacheEntry(key, ref, folder))
+    call.notes.append(f"cache save: {key} on {ref}")
+    return {}
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One saved cache: its key, the ref whose scope holds it, the folder with its paths."""
+
+    key: str
+    scope: str
+    folder: Path
+
+
 def _arduino_lint(call: ActionCall) -> dict[str, str]:
     shown = ", ".join(f"{k}={v}" for k, v in sorted(call.inputs.items()))
     call.notes.append(f"arduino-lint-action ({shown}): recorded, not run")
@@ -729,6 +787,8 @@ ACTIONS: dict[str, ActionFn] = {
     "actions/setup-python": _setup_python,
     "arduino/setup-arduino-cli": _setup_arduino_cli,
     "actions/cache": _cache,
+    "actions/cache/restore": _cache_restore,
+    "actions/cache/save": _cache_save,
     "arduino/arduino-lint-action": _arduino_lint,
     "actions/upload-artifact": _upload_artifact,
     "actions/download-artifact": _download_artifact,
@@ -791,6 +851,8 @@ class Rehearsal:
         self.real_git = shutil.which("git") or "git"
         self.real_python = sys.executable
         self.runs: list[Run] = []
+        #: the caches saved by the runs (actions/cache/save), oldest first
+        self.caches: list[CacheEntry] = []
         self._run_id = 1000
         #: the file whose existence says the generator's (fake) check has run
         #: (REHEARSAL_CHECK_MARK of the runs)
@@ -1089,7 +1151,7 @@ class Rehearsal:
             key, _, pin = uses.partition("@")
             record.kind = f"uses {key}@{pin[:12]}"
             record.why += f"; uses {key}@{pin[:7]}"
-            action = self.actions.get("/".join(key.split("/")[:2]))
+            action = self.actions.get(key) or self.actions.get("/".join(key.split("/")[:2]))
             if action is None:
                 raise RehearsalError(f"step {name!r}: the action {uses} is not emulated")
             inputs = render(step.get("with") or {}, Scope(ctx_env, AVAILABLE["steps"]))

@@ -71,7 +71,24 @@ def _fake_sync() -> None:
     def connect(url: str, repo: str, credentials: Any) -> GitHubRepo:
         return GitHubRepo(url, repo, credentials, sleep=lambda s: None, throttle=False, **extra)
 
-    build, fake_check = FakeBuild(dict(REFS)), FakeCheck()
+    # A commit SHA builds too (an untrusted ref for the cache tests: anyone's commit).
+    refs = {**REFS, **{entry[0]: entry for entry in REFS.values()}}
+    fake_build, fake_check = FakeBuild(refs), FakeCheck()
+
+    def build(options: Any, out: Path) -> Any:
+        # The real step cache under the build's --cache-dir: a run whose cache was restored
+        # says its build came from it, as the real build's notes do ("from the step cache").
+        result = fake_build(options, out)
+        if options.cache_dir is not None:
+            from generator.util.cache import StepCache
+
+            steps, key = StepCache(Path(options.cache_dir)), {"sha": result.sha}
+            if steps.get("fake-build", key, lambda value: value or None) is None:
+                steps.put("fake-build", key, {"sha": result.sha})
+                _note({"verb": "build", "faked": ["every step run (cold cache)"]})
+            else:
+                _note({"verb": "build", "faked": ["every step from the step cache (warm)"]})
+        return result
 
     def check(library: Path, options: Any) -> Any:
         report = fake_check(library, options)

@@ -147,6 +147,26 @@ ACTIONS: dict[str, tuple[str, str, frozenset[str]]] = {
             ]
         ),
     ),
+    # The same repository and commit as actions/cache: its restore/ and save/ action.yml.
+    "actions/cache/restore": (
+        "27d5ce7f107fe9357f9df03efb73ab90386fccae",
+        "v5.0.5",
+        frozenset(
+            [
+                "enableCrossOsArchive",
+                "fail-on-cache-miss",
+                "key",
+                "lookup-only",
+                "path",
+                "restore-keys",
+            ]
+        ),
+    ),
+    "actions/cache/save": (
+        "27d5ce7f107fe9357f9df03efb73ab90386fccae",
+        "v5.0.5",
+        frozenset(["enableCrossOsArchive", "key", "path", "upload-chunk-size"]),
+    ),
     "actions/upload-artifact": (
         "bbbca2ddaa5d8feaa63e36b76fdaad77386f024f",
         "v7.0.0",
@@ -466,7 +486,10 @@ def test_sync_runs_by_hand_on_a_repository_dispatch_and_on_an_opt_in_schedule(
     assert inputs["library_version"]["required"] is False
     ref = sync["jobs"]["ref"]
     assert ref["if"] == "github.event_name != 'schedule' || vars.SYNC_SCHEDULE == 'true'"
-    assert ref["outputs"] == {"ref": "${{ steps.resolve.outputs.ref }}"}
+    assert ref["outputs"] == {
+        "ref": "${{ steps.resolve.outputs.ref }}",
+        "trusted": "${{ steps.resolve.outputs.trusted }}",
+    }
     resolve = step_named(sync, "ref", "Resolve")
     assert resolve["env"]["PAYLOAD_REF"] == "${{ github.event.client_payload.ref }}"
     assert resolve["env"]["INPUT_REF"] == "${{ inputs.executorch_ref }}"
@@ -763,10 +786,11 @@ def test_the_size_comment_is_for_this_repositorys_pull_requests_only(
 
 
 def _caches(workflow: dict[str, Any], job_id: str) -> dict[str, dict[str, Any]]:
+    """The caches a job restores (actions/cache, or actions/cache/restore), by step name."""
     return {
         s["name"]: s["with"]
         for s in workflow["jobs"][job_id]["steps"]
-        if s.get("uses", "").startswith("actions/cache@")
+        if s.get("uses", "").startswith(("actions/cache@", "actions/cache/restore@"))
     }
 
 
@@ -790,7 +814,7 @@ def test_caches_are_keyed_so_a_new_pin_misses(rendered: dict[str, str]) -> None:
         assert part in objects["key"] and part in objects["restore-keys"]
     assert "matrix.example" not in objects["key"]  # a folder name may hold a comma
     generator = _caches(sync, "prepare")[
-        "Restore the generator's cache (checkouts, flatc, objects)"
+        "Restore the generator's cache (checkouts, flatc, objects, steps)"
     ]
     for part in ("env.GENERATOR_REF", "env.ZEPHYR_CORE", "needs.ref.outputs.ref"):
         assert part in generator["key"]
@@ -1241,6 +1265,18 @@ def _resolve(
 ) -> tuple[subprocess.CompletedProcess[str], str | None]:
     """Run the ref job's step for `event` with `ref` as the input and the payload's ref;
     returns the run and the `ref` it output (None: no output)."""
+    proc, outputs = _resolve_outputs(tmp_path, rendered, event, ref, replies)
+    return proc, outputs.get("ref")
+
+
+def _resolve_outputs(
+    tmp_path: Path,
+    rendered: dict[str, str],
+    event: str,
+    ref: str = "",
+    replies: dict[str, str] | None = None,
+) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
+    """`_resolve`, returning every output of the step (`ref` and `trusted`) by name."""
     step = step_named(parsed(rendered["sync.yml"]), "ref", "Resolve")
     env = {
         "EVENT": event,
@@ -1253,8 +1289,31 @@ def _resolve(
     output.unlink(missing_ok=True)
     proc = _run(tmp_path, step["run"], env, replies)
     lines = output.read_text().splitlines() if output.exists() else []
-    assert len(lines) <= 1, lines
-    return proc, (lines[0].removeprefix("ref=") if lines else None)
+    outputs = dict(line.partition("=")[::2] for line in lines)
+    assert len(outputs) == len(lines) and set(outputs) <= {"ref", "trusted"}, lines
+    assert set(outputs) in (set(), {"ref", "trusted"}), lines
+    return proc, outputs
+
+
+@pytest.mark.parametrize(
+    ("event", "ref", "trusted"),
+    [
+        ("workflow_dispatch", "main", "true"),
+        ("workflow_dispatch", "v1.5.1", "true"),
+        ("repository_dispatch", "v1.5.1", "true"),
+        ("workflow_dispatch", "v1.6.0-rc1", "false"),
+        ("workflow_dispatch", "refs/pull/7/head", "false"),
+        ("workflow_dispatch", "0123456789abcdef0123456789abcdef01234567", "false"),
+        ("repository_dispatch", "viable/strict", "false"),
+        ("workflow_dispatch", "v1.5.1x", "false"),
+    ],
+)
+def test_only_the_schedule_main_and_release_tags_may_save_the_caches(
+    tmp_path: Path, rendered: dict[str, str], event: str, ref: str, trusted: str
+) -> None:
+    proc, outputs = _resolve_outputs(tmp_path, rendered, event, ref)
+    assert proc.returncode == 0, proc.stderr
+    assert outputs == {"ref": ref, "trusted": trusted}
 
 
 @pytest.mark.parametrize("event", ["workflow_dispatch", "repository_dispatch"])
