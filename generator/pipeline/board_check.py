@@ -22,7 +22,7 @@ from pathlib import Path
 
 from generator.boards.budgets import ZEPHYR_BOARDS
 from generator.boards.old_cores import MIN_GCC, OLD_CORES, OldBoard, OldCore
-from generator.pipeline.render import render
+from generator.util.templates import render
 
 #: Where the header is written, relative to the library (ExecuTorch.h includes it by name).
 BOARD_CHECK = "src/executorch_board_check.h"

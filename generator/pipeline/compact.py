@@ -23,7 +23,7 @@ from pathlib import Path
 
 from generator.boards.budgets import COMPACT_FLASH_MAX_BYTES, compact_boards
 from generator.library.layout import COMPACT_HEADER
-from generator.pipeline.render import render
+from generator.util.templates import render
 
 TEMPLATE = "executorch_compact.h.jinja"
 

@@ -1,10 +1,9 @@
 """Step 14: render the library's metadata with Jinja2 (a pure step from `Provenance` to files).
 
-Every template is a plain Jinja file in one environment, found in one of three folders: the
-library's own files in `data/library_template/` (a folder that mirrors the library: `src/`,
-`examples/`, `library.properties.jinja`, `README.md.jinja`, `extras/PROVENANCE.txt.jinja`, ...),
-the generator's other source files in `data/templates/src/`, and what it writes to GitHub in
-`data/templates/github/` (the sync pull request's body, the release notes). The rule is
+Every template is a plain Jinja file of the one environment of `generator.util.templates`; the
+library's own files are `data/library_template/` (a folder that mirrors the library: `src/`,
+`examples/`, `library.properties.jinja`, `README.md.jinja`, `extras/PROVENANCE.txt.jinja`, ...).
+The rule is
 copier's: a file whose name ends in `.jinja` is rendered and loses the suffix, every other file
 is copied as it is. Nothing rendered holds a timestamp, so the same
 inputs give byte-identical files.
@@ -15,39 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
-from generator import data_dir
 from generator.boards.budgets import compact_boards
 from generator.library.facts import kernel_names, texts_under
 from generator.library.layout import CODEGEN_DIR, LIBRARY_FACTS_FILE, PIN_FILE
 from generator.pipeline.provenance import Provenance
-
-#: The suffix of a template: rendered, and written without it.
-TEMPLATE_SUFFIX = ".jinja"
-#: The library's own files (rendered or copied to the same relative path in the library).
-LIBRARY_TEMPLATE = data_dir("library_template")
-#: The templates of everything else (the sync pull request's body, the release notes), and
-#: cmake_macros.h.
-TEMPLATES = data_dir("templates")
-
-ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(
-        [str(LIBRARY_TEMPLATE), str(TEMPLATES / "src"), str(TEMPLATES / "github")]
-    ),
-    undefined=jinja2.StrictUndefined,
-    keep_trailing_newline=True,
-    autoescape=False,
-)
-
-
-def render(template: str, **facts: Any) -> str:
-    """The template `template` (a path below a template folder) rendered with `facts`.
-
-    Raises:
-        jinja2.UndefinedError: when the template uses a fact not given (a bug, not input).
-    """
-    return ENV.get_template(template).render(**facts)
+from generator.util.templates import LIBRARY_TEMPLATE, TEMPLATE_SUFFIX, render
 
 
 def render_to(template: str, dest: Path, **facts: Any) -> None:

@@ -88,8 +88,8 @@ from generator.pipeline.patches import (
     PRIM_OPS_ON_SELECTION,
     REGISTRY_CALLS_KERNEL_SELECTION,
 )
-from generator.pipeline.render import render
 from generator.util.errors import FatalError
+from generator.util.templates import render
 
 if TYPE_CHECKING:
     import et_registration  # extras/tools (mypy_path)

@@ -41,10 +41,10 @@ from generator.library.compare import (
 from generator.library.layout import CHECK_REPORT_FILE, PIN_FILE, PROPERTIES_FILE
 from generator.library.properties import properties_version
 from generator.library.version import highest, is_greater, parse, suggest_next, tag_versions
-from generator.pipeline.render import render
 from generator.util.atomic import write_atomic
 from generator.util.errors import FatalError
 from generator.util.markdown import code_list
+from generator.util.templates import render
 from generator.vcs import git as g
 
 #: Release tags are `v` + the library.properties version (what the Library Manager indexes).

@@ -19,10 +19,10 @@ from generator.library.compare import (
     kernels_only_in,
     size_table,
 )
-from generator.pipeline.render import render
 from generator.sync.upstream import UpstreamChanges, is_sha, upstream_markdown
 from generator.util.errors import FatalError
 from generator.util.markdown import code_fence, inline_code, signed
+from generator.util.templates import render
 
 #: The pull request body's template (in data/templates/src/).
 PULL_REQUEST_TEMPLATE = "pr_body.md.jinja"

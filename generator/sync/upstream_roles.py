@@ -26,9 +26,9 @@ from generator import data_dir
 from generator.library.layout import EXAMPLES
 from generator.pipeline.components import load_component
 from generator.pipeline.examples import EXAMPLE_DATA, REF_EXAMPLES
-from generator.pipeline.render import TEMPLATE_SUFFIX
 from generator.pipeline.vendor import GLOB_FLAGS
 from generator.util.markdown import inline_code
+from generator.util.templates import TEMPLATE_SUFFIX
 
 #: ExecuTorch's Arduino folder, relative to its repository root.
 ARDUINO = "examples/arduino"

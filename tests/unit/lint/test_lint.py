@@ -24,8 +24,8 @@ from generator.lint.push import GITHUB_FILE_LIMIT_BYTES
 from generator.lint.report import LintReport
 from generator.lint.run import lint_library
 from generator.lint.table import RULES
-from generator.pipeline.render import render
 from generator.util.errors import FatalError
+from generator.util.templates import render
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -21,7 +21,6 @@ import pytest
 from generator.library.layout import PRIM_OPS_SOURCE
 from generator.pipeline.opset import DEFAULT_ROOT_OPS, PREVIOUS_ROOT_OPS
 from generator.pipeline.patches import OPERATOR_REGISTRY
-from generator.pipeline.render import render
 from generator.pipeline.selection import (
     FALLBACK_ROOT_OPS,
     _facts,
@@ -30,6 +29,7 @@ from generator.pipeline.selection import (
     split_registration,
 )
 from generator.util.errors import FatalError
+from generator.util.templates import render
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "data" / "extras" / "tools"))
 import et_model_h

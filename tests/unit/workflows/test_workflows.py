@@ -889,7 +889,7 @@ def test_the_jobs_without_torch_run_code_that_never_imports_it() -> None:
     # The verbs and modules the torch-less jobs run (check, release, the size table) reach
     # no module that imports torch or torchgen: deferred imports count
     # (tests/project/test_imports.py).
-    sys.path.insert(0, str(PROJECT_ROOT / "tests" / "support"))
+    sys.path.insert(0, str(PROJECT_ROOT / "tests" / "project"))
     try:
         from test_imports import import_graph
     finally:
