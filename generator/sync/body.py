@@ -24,7 +24,7 @@ from generator.util.errors import FatalError
 from generator.util.markdown import code_fence, inline_code, signed
 from generator.util.templates import render
 
-#: The pull request body's template (in data/templates/src/).
+#: The pull request body's template (in data/templates/github/).
 PULL_REQUEST_TEMPLATE = "pr_body.md.jinja"
 
 #: How much of each emulated run the PR body shows (lines, and characters per line).

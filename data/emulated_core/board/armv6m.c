@@ -1,6 +1,6 @@
 /*
  * Board half of the check's Arduino core for an ARMv6-M board (the Cortex-M0+ of the Nano
- * RP2040 Connect, generator/boards.py ZEPHYR_BOARDS "nano_connect"), which no emulator runs
+ * RP2040 Connect, generator/boards/budgets.py ZEPHYR_BOARDS "nano_connect"), which no emulator runs
  * (QEMU 7.2 has no Cortex-M0+ machine): the check compiles, links and sizes its firmware,
  * and never boots it. It is mps_common.inc, as the emulated boards have it, so the sizes
  * count the same board half; what ARMv6-M lacks that file leaves out (`__ARM_ARCH_6M__`).

@@ -1,7 +1,7 @@
 /*
  * Board half of the check's Arduino core for QEMU's mps2-an386 (Cortex-M4 with its
  * single-precision FPU): the stand-in for the arduino:zephyr boards with a Cortex-M4F
- * (generator/boards.py ZEPHYR_BOARDS, emulator "mps2-an386").
+ * (generator/boards/budgets.py ZEPHYR_BOARDS, emulator "mps2-an386").
  *
  * Facts from QEMU's hw/arm/mps2.c (qemu/qemu; read at pbo-linaro/qemu-ci 08645903, the
  * same AN385/AN386/AN500 code in QEMU 7.2, which runs it here): CPU cortex-m4, UART0 (CMSDK

@@ -1,7 +1,7 @@
 /*
  * Board half of the check's Arduino core for QEMU's mps2-an500 (Cortex-M7 with its
  * double-precision FPU): the stand-in for the arduino:zephyr boards with the STM32H747's
- * Cortex-M7 (generator/boards.py ZEPHYR_BOARDS, emulator "mps2-an500").
+ * Cortex-M7 (generator/boards/budgets.py ZEPHYR_BOARDS, emulator "mps2-an500").
  *
  * Facts from QEMU's hw/arm/mps2.c (qemu/qemu; read at pbo-linaro/qemu-ci 08645903, the
  * same AN385/AN386/AN500 code in QEMU 7.2): CPU cortex-m7, UART0 (CMSDK APB UART) at

@@ -308,7 +308,7 @@ void _exit(int code) {
 }
 
 /* The board firmware provides atexit to every sketch (ArduinoCore-zephyr's llext exports;
- * see generator/check/firmware_symbols.py). ArduinoCore-API's Common.h declares it weak, and a
+ * see generator/boards/firmware_symbols.py). ArduinoCore-API's Common.h declares it weak, and a
  * weak reference does not pull newlib's member out of libc.a: without this definition it
  * resolved to address 0, which a call compiled with -mlong-calls (the board's flag) jumps to.
  * A sketch never exits, so nothing registered here ever runs. */

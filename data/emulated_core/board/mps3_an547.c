@@ -1,7 +1,7 @@
 /*
  * Board half of the check's Arduino core for QEMU's mps3-an547 (Cortex-M55 with FPU and
  * MVE, Helium): the stand-in for the arduino:zephyr boards with a Cortex-M55 or M85
- * (generator/boards.py ZEPHYR_BOARDS, emulator "mps3-an547").
+ * (generator/boards/budgets.py ZEPHYR_BOARDS, emulator "mps3-an547").
  *
  * Facts from QEMU's hw/arm/mps2-tz.c (qemu/qemu, the mps3tz_an547_class_init and
  * an547_raminfo of the copy the search index holds, id 242310700): CPU cortex-m55,

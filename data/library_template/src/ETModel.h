@@ -389,7 +389,7 @@ class ETModel {
   // The enumerator's name of an executorch::runtime::Error
   // ("MemoryAllocationFailed"), or "Unknown" for a code this table does not
   // know. Written by code, not by name, so that it compiles against every
-  // ref's error.h; tests/test_etmodel_api.py checks it against error.h.
+  // ref's error.h; tests/tools/test_etmodel_api.py checks it against error.h.
   static const char* errorName(Error status) {
     switch (static_cast<uint32_t>(status)) {
       case 0x00: return "Ok";

@@ -25,7 +25,7 @@
 
 // Older toolchains (GCC 7, still shipped by the mbed, Renesas and SAMD cores)
 // reject the runtime's templates with long, unrelated errors. This header, which
-// the generator renders from its table of those cores (generator/old_cores.py),
+// the generator renders from its table of those cores (generator/boards/old_cores.py),
 // says what is wrong instead and names the board's arduino:zephyr board when it
 // has one.
 #include "executorch_board_check.h"

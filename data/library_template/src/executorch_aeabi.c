@@ -49,7 +49,7 @@
 //   them, and the host's cast differs (x86 gives INT64_MIN).
 //
 // Only integer operations on the IEEE-754 bit pattern: no float arithmetic or comparison
-// that the compiler could turn back into a helper call (tests/test_aeabi_helpers.py checks
+// that the compiler could turn back into a helper call (tests/unit/check/test_aeabi_helpers.py checks
 // that the object references nothing, and compares the results with libgcc's on the
 // emulated Cortex-M33 and with C's cast on the host).
 //

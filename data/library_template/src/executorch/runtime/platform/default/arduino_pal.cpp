@@ -37,7 +37,7 @@ void et_pal_init(void) {}
 //   the math functions from newlib's libm_nano: without this the sketch fails
 //   to link (seen with core 0.55.2, ExecuTorch PR #21546).
 // - link_mode=dynamic: the extension links no C library (no -lc) and no
-//   core's firmware exports __errno (generator/check/cores/), so the loader
+//   core's firmware exports __errno (data/core_exports/), so the loader
 //   refuses the sketch ("Undefined symbol __errno", rc -61) and prints nothing.
 // Here, in the platform layer every runtime link takes, rather than in an
 // archive member of its own: nothing would pull that member in, since libm's
