@@ -18,6 +18,7 @@ from generator.sync.version_gate import (
 )
 from generator.util.errors import FatalError
 from generator.vcs import git as g
+from generator.vcs import versions as v
 from generator.vcs.git import SYNC_PREFIX
 
 
@@ -72,10 +73,10 @@ def refuse_versions(
         if name != branch and name not in not_counted
     ]
     uses = [
-        *g.versions_in_history(lib, base_rev, PROPERTIES_FILE, PIN_FILE, f"on {base}"),
-        *g.versions_at(lib, [*g.tag_revs(lib), *others], PROPERTIES_FILE, PIN_FILE),
+        *v.versions_in_history(lib, base_rev, PROPERTIES_FILE, PIN_FILE, f"on {base}"),
+        *v.versions_at(lib, [*v.tag_revs(lib), *others], PROPERTIES_FILE, PIN_FILE),
     ]
-    tags = g.tag_names(lib)
+    tags = v.tag_names(lib)
     check_version_unused(built.library_version, built.sha, tags, uses)
-    published = g.published_versions(lib, PROPERTIES_FILE)
+    published = v.published_versions(lib, PROPERTIES_FILE)
     check_version_greater(built.library_version, built.sha, published, base_version, base_pin, base)

@@ -23,7 +23,6 @@ OVER_LIMIT: frozenset[str] = frozenset(
         "check/run.py:check",
         "check/run.py:run_check",
         "check/run.py:_check_example",
-        "vcs/git.py",
     }
 )
 
