@@ -24,6 +24,7 @@ from generator.util.errors import FatalError
 
 
 def default_build(options: BuildOptions, out: Path) -> BuildResult:
+    """`generator.pipeline.run.build_library` into `out` (errors: its FatalErrors)."""
     return build_library(options, out)
 
 
@@ -64,6 +65,13 @@ class BoardsReport:
 
 
 def default_check(library: Path, options: SyncOptions) -> CheckReportLike:
+    """`generator.check.run.run_check` of `library` on the boards of `options.boards`
+    (`sync_board_keys`): the UNO Q alone gives its own report, as sync always committed it;
+    several give a `BoardsReport`, their host runs shared (one `host_runs` dict).
+
+    Raises:
+        FatalError: the boards are refused (`sync_board_keys`), or the check's own.
+    """
     keys = sync_board_keys(options.boards)
     examples = list(options.build.examples) if options.build.examples else None
     if keys == [UNO_Q.key]:
@@ -97,12 +105,15 @@ def default_check(library: Path, options: SyncOptions) -> CheckReportLike:
 
 
 def default_connect(api_url: str, repo: str, credentials: str | AppCredentials) -> GitHubRepo:
+    """The library repo on GitHub at `api_url` (`GitHubRepo`, its retries said on stderr)."""
     return GitHubRepo(api_url, repo, credentials, say=to_stderr)
 
 
 def to_stderr(text: str) -> None:
+    """A progress line, on stderr (flushed)."""
     print(text, file=sys.stderr, flush=True)
 
 
 def to_stdout(text: str) -> None:
+    """A result for the user, on stdout (flushed)."""
     print(text, flush=True)
