@@ -15,7 +15,7 @@ from generator.util.urls import DEFAULT_EXECUTORCH_REPO
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from generator.pipeline.run import BuildResult
+    from generator.pipeline.run import BuildOptions, BuildResult
 
 
 def add_build_options(parser: argparse.ArgumentParser) -> None:
@@ -110,6 +110,31 @@ def add_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
 
 
+def options_from_args(args: argparse.Namespace) -> BuildOptions:
+    """The build options of a parsed `build` or `sync` command line (`add_build_options`).
+
+    Raises:
+        FatalError: an --example-pte item that is not NAME=FILE, names an unknown example or
+            a missing file (`generator.pipeline.examples.parse_example_pte`).
+    """
+    from generator.pipeline.examples import parse_example_pte
+    from generator.pipeline.run import BuildOptions
+
+    return BuildOptions(
+        executorch_ref=args.executorch_ref,
+        executorch_repo=args.executorch_repo,
+        library_version=args.library_version,
+        ops=tuple(args.ops) if args.ops is not None else None,
+        all_ops=args.all_ops,
+        ops_from_pte=tuple(Path(p) for p in args.ops_from_pte or ()),
+        examples=tuple(args.examples) if args.examples is not None else None,
+        example_pte=tuple(parse_example_pte(args.example_pte or ()).items()),
+        cache_dir=args.cache_dir,
+        dtypes=tuple(args.dtypes) if args.dtypes is not None else None,
+        dtypes_from_pte=tuple(Path(p) for p in args.dtypes_from_pte or ()),
+    )
+
+
 def summary_table(result: BuildResult) -> Table:
     """The end-of-run summary: what was built from what."""
     from rich.table import Table
@@ -136,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     the exit code (errors raise FatalError)."""
     from rich.console import Console
 
-    from generator.pipeline.run import build_library, options_from_args
+    from generator.pipeline.run import build_library
     from generator.util.ui import ConsoleReporter
 
     console = Console(stderr=True, highlight=False)

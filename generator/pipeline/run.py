@@ -12,7 +12,6 @@ succeeded (`output.py`).
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -435,26 +434,6 @@ def _unique(paths: tuple[Path, ...]) -> tuple[Path, ...]:
 def _from_cache(steps: StepCache, hits_before: int) -> str:
     """What a step's note adds when its result came from the step cache."""
     return " (from the step cache)" if steps.hits > hits_before else ""
-
-
-# --- the command line -------------------------------------------------------------------
-
-
-def options_from_args(args: argparse.Namespace) -> BuildOptions:
-    """The build options of a parsed `build` or `sync` command line."""
-    return BuildOptions(
-        executorch_ref=args.executorch_ref,
-        executorch_repo=args.executorch_repo,
-        library_version=args.library_version,
-        ops=tuple(args.ops) if args.ops is not None else None,
-        all_ops=args.all_ops,
-        ops_from_pte=tuple(Path(p) for p in args.ops_from_pte or ()),
-        examples=tuple(args.examples) if args.examples is not None else None,
-        example_pte=tuple(parse_example_pte(args.example_pte or ()).items()),
-        cache_dir=args.cache_dir,
-        dtypes=tuple(args.dtypes) if args.dtypes is not None else None,
-        dtypes_from_pte=tuple(Path(p) for p in args.dtypes_from_pte or ()),
-    )
 
 
 def _regenerate_args(options: BuildOptions, version: str) -> str:

@@ -104,6 +104,7 @@ def _release_in(
     from generator.library.layout import PROPERTIES_FILE
     from generator.release import step as r
     from generator.vcs import git as g
+    from generator.vcs.versions import published_versions
 
     say(f"cloning the library repo {genv.redact(remote)}")
     lib = g.clone(remote, work / "library", genv, source)
@@ -111,7 +112,7 @@ def _release_in(
     r.check_on_branch(lib, commit, options.ref, "main", genv)
     version = r.read_version(lib, commit, options.ref)
     tags = r.tag_refs(lib)
-    published = g.published_versions(lib, PROPERTIES_FILE)
+    published = published_versions(lib, PROPERTIES_FILE)
     decided = r.plan(version, commit, tags, options.retag, published)
     facts = r.gather_facts(lib, version, decided.tag, commit, decided.previous_tag)
     notes = r.render_notes(facts)

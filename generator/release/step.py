@@ -274,7 +274,7 @@ def plan(
         tags: the library repo's tags (name -> TagRef).
         retag: whether an existing `v<version>` on another commit may be moved.
         published: tag name -> the version the Library Manager indexes from it
-            (`generator.vcs.git.published_versions`: library.properties at the tag, else
+            (`generator.vcs.versions.published_versions`: library.properties at the tag, else
             the tag's name); None: from the tags' names alone.
     Returns:
         "none" when `v<version>` already tags `commit`; "move" (only with `retag`) when it

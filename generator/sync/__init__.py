@@ -10,5 +10,7 @@ What sync shares with release lives below this package: `generator.vcs.repo_inpu
 `generator.vcs.git` (thin GitPython helpers, token handling) and `generator.util.tempdirs`
 (temporary folders a killed run leaves are removed by the next).
 
-The runner is `generator.sync.run` (`run_sync`, `SyncOptions`, `SyncResult`).
+The runner is `generator.sync.run` (`run_sync`, `SyncOptions`, `SyncResult`), its steps
+`pulls`, `refusals`, `verify`, `facts`, `push` and `summary`; `phases` runs it as the two
+phases; the command line is `generator.cli.sync`.
 """

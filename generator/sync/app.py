@@ -21,7 +21,7 @@ are explained like any other call. Git commands ask the same object (`generator.
 TokenSource`), so API calls and git use one token at a time, valid when used.
 
 The private key comes only from the environment (`SYNC_APP_PRIVATE_KEY`), never from argv.
-`generator.sync.run.sync` takes it out of `os.environ` before anything else, so no child
+`generator.cli.sync.run` takes it out of `os.environ` before anything else, so no child
 process sync starts inherits it; sync's own process keeps it in memory, and the environment
 it was started with stays readable in `/proc/<pid>/environ` (to its user and root) while it
 runs. Every token minted and every JWT signed is kept in `secrets()` so that messages can be

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 
 from generator.library.version import highest, is_greater, suggest_next, tag_versions
 from generator.util.errors import FatalError
-from generator.vcs.git import VersionUse
+from generator.vcs.versions import VersionUse
 
 
 def check_version_unused(
@@ -35,8 +35,8 @@ def check_version_unused(
         tags: tag names of the library repo.
         uses: every version the repo already carries: each commit of the base branch that
             touched library.properties or the pin, every tag, every other sync branch that
-            is not about to be superseded (see `git.versions_in_history` and
-            `git.versions_at`).
+            is not about to be superseded (see `versions.versions_in_history` and
+            `versions.versions_at`).
     Raises:
         FatalError: naming the tag, branch or commit that already uses the version, and what
             to pass.
@@ -93,7 +93,7 @@ def check_version_greater(
     base: str,
 ) -> None:
     """Refuse `version` unless it is greater (SemVer precedence) than every published one:
-    what each tag publishes (`git.published_versions`: library.properties' `version=` at the
+    what each tag publishes (`versions.published_versions`: library.properties' `version=` at the
     tag, else the tag's name) and the base branch's `version=`. The base branch's
     version does not count when the base already holds `pin` (regenerating the pin it
     publishes under the same, not yet released, version stays allowed; `check_not_relabelled`

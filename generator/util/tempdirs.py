@@ -7,7 +7,7 @@ askpass folder), which a killed run must not leave in the system's temporary fol
   pid was reused.
 - SIGTERM and SIGHUP are turned into an orderly exit (as Ctrl-C's SIGINT already is: Python
   raises KeyboardInterrupt), so every folder is removed on the way out (and a push made
-  before the pull request is undone, see `generator.sync.run`).
+  before the pull request is undone, see `generator.sync.push`).
 - SIGKILL cannot be caught: the next run of sync or release removes the folders of ours whose
   owner is dead (`remove_stale`) and says which.
 """

@@ -1,7 +1,7 @@
 """The code stays readable in pieces: no module of `generator/` over `MAX_MODULE_LINES` lines and
 no function over `MAX_FUNCTION_LINES` (a function's lines run from its `def`, decorators aside,
-to its last line, docstring included). `OVER_LIMIT` names what is still over, and must only
-shrink: a name in it that is back under the limit fails too, so the list is kept true.
+to its last line, docstring included). `OVER_LIMIT` names what may be over (nothing), and a
+name in it that is back under the limit fails too, so the list is kept true.
 """
 
 from __future__ import annotations
@@ -14,13 +14,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "generator"
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
 
-#: What is over a limit today, as "path" (a module) or "path:function". Empty is the goal.
-OVER_LIMIT: frozenset[str] = frozenset(
-    {
-        "sync/run.py",
-        "vcs/git.py",
-    }
-)
+#: What is over a limit, as "path" (a module) or "path:function": nothing. A module or
+#: function that grows past a limit is split, not listed here.
+OVER_LIMIT: frozenset[str] = frozenset()
 
 
 def too_long(root: Path = PACKAGE) -> set[str]:

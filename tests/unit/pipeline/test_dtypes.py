@@ -22,6 +22,7 @@ from et_fixture import DYNAMIC_ADD, FIXTURE_PTE, XNNPACK_ADD, Upstream
 from library_fixture import UPSTREAM_EMPTY_HEADER, header_keeping
 from reader_fixture import flatc_json, write_wheel_reader
 
+from generator.cli.build import options_from_args
 from generator.cli.main import build_parser
 from generator.pipeline import models
 from generator.pipeline.dtypes import (
@@ -36,7 +37,7 @@ from generator.pipeline.dtypes import (
     portable_ops,
 )
 from generator.pipeline.patches import DTYPE_SELECTIVE_BUILD
-from generator.pipeline.run import BuildOptions, build_library, options_from_args
+from generator.pipeline.run import BuildOptions, build_library
 from generator.util.errors import FatalError
 
 TOOLS = Path(__file__).resolve().parents[3] / "data" / "extras" / "tools"

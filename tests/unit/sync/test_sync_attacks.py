@@ -83,7 +83,7 @@ def test_a_daemon_the_hostile_build_leaves_behind_reads_the_token_from_gits_envi
             "def hostile_build(options, out):\n"
             "    _daemon()\n"
             "    return _orig_build(options, out)\n"
-            "command._default_build = hostile_build\n"
+            "backends.default_build = hostile_build\n"
         )
     )
     monkeypatch.setattr(secrets_tests, "SITECUSTOMIZE", hook)
@@ -317,7 +317,7 @@ def _hostile(code: str, call: str) -> str:
         "def hostile_build(options, out):\n"
         f"    {call}\n"
         "    return _orig_build(options, out)\n"
-        "command._default_build = hostile_build\n"
+        "backends.default_build = hostile_build\n"
     )
 
 

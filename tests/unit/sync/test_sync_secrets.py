@@ -34,6 +34,7 @@ SITECUSTOMIZE = f"""
 import os, sys
 sys.path.insert(0, {str(ROOT / "tests" / "support")!r})
 import functools
+import generator.sync.backends as backends
 import generator.sync.run as command
 from sync_fixtures import REFS, FakeBuild, FakeCheck
 
@@ -59,11 +60,11 @@ def hostile_build(options, out):
 def fake_check(library, options):
     return FakeCheck()(library, options)
 
-command._default_build = hostile_build
-command._default_check = fake_check
+backends.default_build = hostile_build
+backends.default_check = fake_check
 # an in-process run_sync (the code before issue 29) would take its defaults
 command.run_sync.__kwdefaults__.update(build=hostile_build, check=fake_check)
-command.GitHubRepo = functools.partial(command.GitHubRepo, throttle=False)
+backends.GitHubRepo = functools.partial(backends.GitHubRepo, throttle=False)
 """
 
 

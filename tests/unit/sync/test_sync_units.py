@@ -17,7 +17,8 @@ from generator.sync.version_gate import (
     check_version_unused,
 )
 from generator.util.errors import FatalError
-from generator.vcs.git import TOKEN_ENV, VersionUse, git_env
+from generator.vcs.git import TOKEN_ENV, git_env
+from generator.vcs.versions import VersionUse
 
 PIN_A = "a" * 40
 PIN_B = "b" * 40

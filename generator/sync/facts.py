@@ -1,0 +1,80 @@
+"""What the sync pull request's body says (`generator.sync.body.PullRequestFacts`), gathered by
+comparing the regenerated tree with the base branch."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from generator.boards.board_docs import boards_markdown
+from generator.boards.budgets import UNO_Q
+from generator.boards.linkmode_docs import link_modes_markdown
+from generator.check.report import board_part
+from generator.library.compare import instruction_rows, size_rows
+from generator.library.facts import facts_in_folder
+from generator.library.layout import CHECK_REPORT_FILE, PROPERTIES_FILE
+from generator.library.properties import properties_version
+from generator.pipeline.run import BuildResult
+from generator.sync.body import PullRequestFacts, emulated_runs, workflow_token_note
+from generator.sync.context import Clone, Run
+from generator.sync.options import CheckReportLike
+from generator.sync.upstream import arduino_changes
+from generator.vcs import git as g
+from generator.workflows.render import installed_drift
+
+
+def pull_request_facts(
+    run: Run,
+    clone: Clone,
+    built: BuildResult,
+    branch: str,
+    changes: list[tuple[str, str]],
+    report: CheckReportLike,
+    report_dict: dict[str, Any],
+) -> PullRequestFacts:
+    """Gather what the body says, comparing the regenerated tree with the base branch."""
+    lib, base_rev, build = clone.lib, clone.base_rev, run.options.build
+    base_facts = g.facts_at(lib, base_rev)
+    base_report_text = g.file_at(lib, base_rev, CHECK_REPORT_FILE)
+    base_report: dict[str, Any] | None = None
+    if base_report_text:
+        try:
+            loaded = json.loads(base_report_text)
+            base_report = loaded if isinstance(loaded, dict) else None
+        except json.JSONDecodeError:
+            base_report = None
+    by_status: dict[str, list[str]] = {"A": [], "D": [], "M": []}
+    for status, path in changes:
+        by_status.setdefault(status, []).append(path)
+    return PullRequestFacts(
+        link_modes=link_modes_markdown(board_part(report_dict, UNO_Q.key)),
+        boards=boards_markdown(report_dict),
+        ref=built.ref,
+        sha=built.sha,
+        base_pin=base_facts.pin,
+        upstream_version=built.upstream_version,
+        library_version=built.library_version,
+        base_version=properties_version(g.file_at(lib, base_rev, PROPERTIES_FILE)),
+        op_set=list(built.op_set),
+        kernels=list(facts_in_folder(built.out).kernels),
+        base_kernels=list(base_facts.kernels),
+        added=by_status["A"],
+        removed=by_status["D"],
+        changed=by_status["M"],
+        check_markdown=report.to_markdown().strip(),
+        check_passed=report.passed,
+        sizes=size_rows(report_dict, base_report),
+        instructions=instruction_rows(report_dict, base_report),
+        runs=emulated_runs(report_dict),
+        base_has_report=base_report is not None,
+        branch=branch,
+        base=run.options.base,
+        ci_note=workflow_token_note() if run.options.workflow_token else None,
+        workflow_drift=installed_drift(clone.worktree),
+        upstream=arduino_changes(
+            build.executorch_repo,
+            base_facts.pin,
+            built.sha,
+            build.cache_dir,
+        ),
+    )
