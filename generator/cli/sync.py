@@ -188,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
     from generator.sync import phases
     from generator.sync import run as runner
     from generator.sync.app import APP_KEY_ENV
-    from generator.sync.backends import to_stderr
+    from generator.sync.defaults import to_stderr
 
     prepare_dir: str | None = getattr(args, "prepare", None)
     publish_dir: str | None = getattr(args, "publish", None)

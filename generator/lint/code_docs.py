@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from generator.lint.facts import (
+from generator.lint.library_tree import (
     SKETCH_EXTENSIONS,
     Entry,
     Library,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from generator.library import install_paths as ip
-from generator.lint.facts import Entry, Library, Problem, Rule, sanitize_name
+from generator.lint.library_tree import Entry, Library, Problem, Rule, sanitize_name
 
 _VENDORED_FIX = (
     "a vendored file keeps its upstream path: exclude it in its data/vendored/*.yaml copy rule, "

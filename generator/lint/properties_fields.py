@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from generator.library.properties import GO_SPACE
-from generator.lint.facts import PROPERTIES, Library, Problem, Rule
+from generator.lint.library_tree import PROPERTIES, Library, Problem, Rule
 from generator.lint.properties_schema import (
     CATEGORIES,
     CONTAINS_ARDUINO,

@@ -4,8 +4,8 @@
 
 from __future__ import annotations
 
-from generator.lint.facts import Library, Problem, Rule
 from generator.lint.install import installed
+from generator.lint.library_tree import Library, Problem, Rule
 
 #: The largest file GitHub accepts in a push: 100 MiB (104,857,600 bytes).
 #:

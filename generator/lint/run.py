@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.library.layout import LIBRARY_NAME
-from generator.lint.facts import gather
 from generator.lint.install import installed_paths, longest, object_paths
+from generator.lint.library_tree import gather
 from generator.lint.report import LintFinding, LintReport
 from generator.lint.table import RULES
 from generator.util.errors import FatalError

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from generator.lint.code_docs import arduino_h_case
-from generator.lint.facts import (
+from generator.lint.library_tree import (
     MAIN_SKETCH_EXTENSIONS,
     SKETCH_EXTENSIONS,
     VALID_BASE_NAME,

@@ -20,7 +20,7 @@ Sources of facts: arduino-lint at commit f8104a9dd8ef (github.com/arduino/arduin
 - What each rule checks: `internal/rule/rulefunction/library.go`, `sketch.go`,
   `rulefunction.go`; which folders are example sketches: `internal/project/project.go`.
 - The field constraints: `generator.lint.properties_schema`; reading library.properties and
-  the library's layout: `generator.lint.facts`.
+  the library's layout: `generator.lint.library_tree`.
 
 Not checked, because they need the network or a dictionary: LP022 (a git tag ahead of
 `version`), LP033 / LP035 (misspelled words), LP042 (`url` loads), LP048 (each `depends`
@@ -34,8 +34,8 @@ The OS rules (OS001-OS006, `generator.lint.install`) and the push rule (GH001,
 from __future__ import annotations
 
 from generator.lint.code_docs import CODE_DOCS_RULES
-from generator.lint.facts import Rule
 from generator.lint.install import OS_RULES
+from generator.lint.library_tree import Rule
 from generator.lint.properties_fields import FIELD_RULES
 from generator.lint.properties_file import PROPERTIES_FILE_RULES
 from generator.lint.push import PUSH_RULES

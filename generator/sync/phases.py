@@ -3,7 +3,7 @@ the untrusted ref without the secrets and stages the result; `publish` runs
 `generator.sync.run.run_sync` on a staged folder, executing nothing of it. `ChildPhase` is
 both in one process: its build runs `sync --prepare` in a child without the secrets.
 
-The default back ends (`generator.sync.backends`) and `run_sync` are looked up when called,
+The default back ends (`generator.sync.defaults`) and `run_sync` are looked up when called,
 so a test or the rehearsal's shim may replace them there."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 
 from generator.library.version import check_explicit_version
 from generator.pipeline.run import BuildOptions, BuildResult
-from generator.sync import backends, stage
+from generator.sync import defaults, stage
 from generator.sync import run as runner
-from generator.sync.backends import sync_board_keys, to_stderr, to_stdout
 from generator.sync.committed_report import committed_report
 from generator.sync.context import FULL_SHA
+from generator.sync.defaults import sync_board_keys, to_stderr, to_stdout
 from generator.sync.options import BuildFn, CheckFn, CheckReportLike, ConnectFn, SyncOptions
 from generator.util.cache import default_cache_dir
 from generator.util.errors import FatalError
@@ -114,7 +114,7 @@ def prepare(
     check it, and write the report and the manifest (`generator.sync.stage.write_stage`);
     prints the tree's digest (`sha256:<hex>`) as the last line of stdout, and, when
     `$GITHUB_OUTPUT` is set, appends `digest=<it>` there. A failing check is staged too: the
-    publish phase refuses it. `build` and `check` default to `generator.sync.backends`'
+    publish phase refuses it. `build` and `check` default to `generator.sync.defaults`'
     `default_build` and `default_check`, looked up when called.
 
     Raises:
@@ -131,11 +131,11 @@ def prepare(
         raise FatalError(f"--prepare {staged}: the folder exists and is not empty")
     staged.mkdir(parents=True, exist_ok=True)
     staged = staged.resolve()
-    built = (build or backends.default_build)(options.build, staged / stage.LIBRARY_DIR)
+    built = (build or defaults.default_build)(options.build, staged / stage.LIBRARY_DIR)
     if not FULL_SHA.match(built.sha):
         raise FatalError(f"the build reported pin {built.sha!r}, not a full SHA")
     to_stderr("checking the built library")
-    report = (check or backends.default_check)(built.out, options)
+    report = (check or defaults.default_check)(built.out, options)
     roots = {
         built.out: ".",
         staged: "<work>",
@@ -191,5 +191,5 @@ def publish(
         app_key=app_key,
         build=staged_build,
         check=staged_check,
-        connect=connect or backends.default_connect,
+        connect=connect or defaults.default_connect,
     )

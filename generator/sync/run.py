@@ -42,7 +42,9 @@ from generator.library.layout import (
 from generator.library.version import check_explicit_version
 from generator.pipeline.run import BuildResult
 from generator.sync.app import APP_KEY_ENV, AppCredentials
-from generator.sync.backends import (
+from generator.sync.body import fitting_body, pr_title
+from generator.sync.context import FULL_SHA, Clone, Run
+from generator.sync.defaults import (
     default_build,
     default_check,
     default_connect,
@@ -50,11 +52,9 @@ from generator.sync.backends import (
     to_stderr,
     to_stdout,
 )
-from generator.sync.body import fitting_body, pr_title
-from generator.sync.context import FULL_SHA, Clone, Run
-from generator.sync.facts import pull_request_facts
 from generator.sync.github import ClosedPull, GitHubRepo, PullRequestResult, redact
 from generator.sync.options import BuildFn, CheckFn, ConnectFn, SyncOptions
+from generator.sync.pull_facts import pull_request_facts
 from generator.sync.pulls import (
     closed_message,
     closed_pull,

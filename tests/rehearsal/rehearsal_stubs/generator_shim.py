@@ -102,12 +102,12 @@ def _fake_sync() -> None:
     sync_command.run_sync = faked
     # A generator with the two phases (issue 29): a plain sync runs `sync --prepare` in a
     # child, started through this shim too, whose build and check are these.
-    from generator.sync import backends
+    from generator.sync import defaults
 
-    backends.default_build = build
-    backends.default_check = check
+    defaults.default_build = build
+    defaults.default_check = check
     # `sync --publish` passes its connect to run_sync itself (overriding the one above).
-    backends.default_connect = connect  # type: ignore[assignment]
+    defaults.default_connect = connect  # type: ignore[assignment]
     try:
         from generator.sync import stage
     except ImportError:

@@ -359,7 +359,7 @@ def test_names_the_schema_allows() -> None:
 
 
 def _lp_ids(fields: dict[str, str]) -> set[str]:
-    from generator.lint import facts as lint
+    from generator.lint import library_tree as lint
 
     facts = lint.Library(
         root=Path("/nonexistent"),

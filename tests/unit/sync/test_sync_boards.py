@@ -33,10 +33,10 @@ from generator.check.run_sketch import RunOutput
 from generator.check.sizes import CoreVerdict, DynamicSizes, Sizes
 from generator.check.stages import StageResult, Status
 from generator.cli.main import main
-from generator.sync import backends
+from generator.sync import defaults
 from generator.sync import run as command
-from generator.sync.backends import BoardsReport, sync_board_keys
 from generator.sync.body import MAX_BODY, PullRequestFacts, fitting_body, too_long_note
+from generator.sync.defaults import BoardsReport, sync_board_keys
 from generator.sync.run import SyncOptions
 from generator.util.errors import FatalError
 
@@ -244,8 +244,8 @@ def test_the_default_check_runs_each_board_with_one_host_run(
         calls.append((board.key if board else None, id(kw["host_runs"]) if board else None))
         return _report(board.key if board and board.key in FLASH else "unoq")
 
-    monkeypatch.setattr(backends, "run_check", fake_run_check)
-    sync.check = cast(Any, backends.default_check)
+    monkeypatch.setattr(defaults, "run_check", fake_run_check)
+    sync.check = cast(Any, defaults.default_check)
     sync("v1.5.1", "0.2.0", dry_run=True)
     assert calls == [(None, None)]
     calls.clear()

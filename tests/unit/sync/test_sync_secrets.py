@@ -34,7 +34,7 @@ SITECUSTOMIZE = f"""
 import os, sys
 sys.path.insert(0, {str(ROOT / "tests" / "support")!r})
 import functools
-import generator.sync.backends as backends
+import generator.sync.defaults as backends
 import generator.sync.run as command
 from sync_fixtures import REFS, FakeBuild, FakeCheck
 
