@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "data" / "extras" / "tools"))
 
 import et_model_h
@@ -330,29 +332,47 @@ def fake_executorch(root: Path, version: str, commit: str | None) -> Path:
     return root
 
 
-def test_pin_warning_says_what_to_do(tmp_path: Path) -> None:
+def test_pin_message_lets_the_model_check_decide(tmp_path: Path) -> None:
     import pte_to_header as tool
 
     lib = pinned(tmp_path / "main")
-    assert tool.pin_warning(lib, tool.Installed("1.5.0+cff6f4d", PIN)) is None
-    assert tool.pin_warning(lib, tool.Installed("1.5.0+cff6f4d", PIN[:7])) is None
-    between = tool.pin_warning(lib, tool.Installed("1.5.1", OTHER))
-    assert between == (
+    pin_file = lib / "executorch_pin.txt"
+    for outcome in tool.CHECK_OUTCOMES:
+        assert tool.pin_message(lib, outcome, tool.Installed("1.5.0+cff6f4d", PIN)) is None
+        assert tool.pin_message(lib, outcome, tool.Installed("1.5.0+cff6f4d", PIN[:7])) is None
+    other = tool.Installed("1.5.1", OTHER)
+    mismatch = (
         "the installed executorch 1.5.1 (commit 3b6068392324) is not this library's pin "
-        f"(ExecuTorch 1.5.0, commit cff6f4dd32e6, {lib / 'executorch_pin.txt'}): its programs "
-        "may call operators the library's kernels take with other arguments; the pin is a "
-        "commit of main between releases, so no release wheel is built from it: the model "
-        "check's argument counts decide whether this export runs, or build the wheel from the "
-        "pin (git checkout cff6f4dd32e6; ./install_executorch.sh)"
+        f"(ExecuTorch 1.5.0, commit cff6f4dd32e6, {pin_file})"
+    )
+    build = (
+        "build the wheel from the pin (no release is built from a commit of main between "
+        "releases): git checkout cff6f4dd32e6 in an ExecuTorch clone, then ./install_executorch.sh"
+    )
+    assert tool.pin_message(lib, "passed", other) == (
+        f"note: {mismatch}; the model check compared every kernel call of this program with "
+        "the library and found none that differs, so it runs: nothing to install"
+    )
+    assert tool.pin_message(lib, "refused", other) == (
+        f"warning: {mismatch}, the likely cause of the refusal below; export with the pin's "
+        f"exporter: {build}"
+    )
+    assert tool.pin_message(lib, "unchecked", other) == (
+        f"warning: {mismatch}, and nothing checked this program's kernel calls against the "
+        "library; check it with extras/tools/check_models.py MODEL.pte, which decides whether "
+        f"it runs, and only if it refuses: {build}"
     )
     release = pinned(tmp_path / "release", ref="v1.5.0")
-    warning = tool.pin_warning(release, tool.Installed("1.4.1", OTHER))
-    assert warning is not None
-    assert warning.endswith("pip install executorch==1.5.0 exports with the pin itself")
+    refused = tool.pin_message(release, "refused", tool.Installed("1.4.1", OTHER))
+    assert refused is not None
+    assert refused.endswith("pip install executorch==1.5.0, the pin's own release")
     # No commit recorded (an editable install): the versions are compared.
-    assert tool.pin_warning(lib, tool.Installed("1.5.0+cpu", None)) is None
-    assert "executorch 1.4.1 is not" in str(tool.pin_warning(lib, tool.Installed("1.4.1", None)))
-    assert tool.pin_warning(tmp_path / "no-pin", tool.Installed("1.5.1", OTHER)) is None
+    assert tool.pin_message(lib, "passed", tool.Installed("1.5.0+cpu", None)) is None
+    unrecorded = tool.pin_message(lib, "passed", tool.Installed("1.4.1", None))
+    assert str(unrecorded).startswith("note: the installed executorch 1.4.1 is not")
+    assert tool.pin_message(tmp_path / "no-pin", "refused", other) is None
+    with pytest.raises(ValueError, match="'maybe' is not one of passed, refused, unchecked"):
+        tool.pin_message(lib, "maybe", other)
 
 
 def test_pin_version_falls_back_to_library_properties(tmp_path: Path) -> None:
@@ -363,32 +383,49 @@ def test_pin_version_falls_back_to_library_properties(tmp_path: Path) -> None:
     assert tool.library_pin(tmp_path) == tool.Pin(PIN, "1.5.0", "")
 
 
-def test_warns_when_the_installed_executorch_is_not_the_pin(tmp_path: Path) -> None:
+def test_the_model_check_decides_when_the_installed_executorch_is_not_the_pin(
+    tmp_path: Path,
+) -> None:
     lib = pinned(checked_library(tmp_path / "ExecuTorch", {"aten::add.out": 5}))
     script = lib / "extras" / "tools" / "pte_to_header.py"
     other = fake_executorch(tmp_path / "other", "1.5.1", OTHER)
-    env = {**os.environ, "PYTHONPATH": str(other)}
-    warned = subprocess.run(
-        [sys.executable, str(script), str(ADD_MODEL)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
+
+    def embed(
+        library_script: Path, *args: str, path: Path = other
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, str(library_script), str(ADD_MODEL), *args],
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(path)},
+            capture_output=True,
+            text=True,
+        )
+
+    mismatch = (
+        "the installed executorch 1.5.1 (commit 3b6068392324) is not this library's pin "
+        "(ExecuTorch 1.5.0, commit cff6f4dd32e6"
     )
-    assert warned.returncode == 0, warned.stderr
-    assert warned.stderr.startswith(
-        "warning: the installed executorch 1.5.1 (commit 3b6068392324) is not this library's "
-        "pin (ExecuTorch 1.5.0, commit cff6f4dd32e6"
-    )
+    passed = embed(script)
+    assert passed.returncode == 0, passed.stderr
+    assert passed.stderr.startswith(f"note: {mismatch}")
+    assert passed.stderr.rstrip().endswith("so it runs: nothing to install")
     assert (tmp_path / "model.h").is_file()
+    unchecked = embed(script, "--no-check", "-o", "unchecked.h")
+    assert unchecked.returncode == 0, unchecked.stderr
+    assert unchecked.stderr.startswith(f"warning: {mismatch}")
+    assert "check it with extras/tools/check_models.py" in unchecked.stderr
+    # A library whose add.out takes other arguments: the refusal comes after the warning.
+    other_lib = pinned(checked_library(tmp_path / "Other" / "ExecuTorch", {"aten::add.out": 4}))
+    refused = embed(other_lib / "extras" / "tools" / "pte_to_header.py", "-o", "refused.h")
+    assert refused.returncode == 1
+    warning, error = refused.stderr.split("\n", 1)
+    assert warning.startswith(f"warning: {mismatch}")
+    assert warning.endswith("./install_executorch.sh")
+    assert "the likely cause of the refusal below" in warning
+    assert error.startswith("error: AddModel.pte would not run on the library")
+    assert not (tmp_path / "refused.h").exists()
     same = fake_executorch(tmp_path / "same", "1.5.0+cff6f4d", PIN)
-    quiet = subprocess.run(
-        [sys.executable, str(script), str(ADD_MODEL), "-o", "same.h"],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(same)},
-        capture_output=True,
-        text=True,
-    )
+    quiet = embed(script, "-o", "same.h", path=same)
     assert quiet.returncode == 0, quiet.stderr
     assert quiet.stderr == ""
 

@@ -29,8 +29,9 @@ The .pte (DIR/model.pte, or --pte) and its model.h (DIR/model.h, or --header; wr
 pte_to_header.header_for, the code pte_to_header.py writes it with) are written together,
 only when both succeed. Run from a generated library (LIBRARY/extras/tools/), the program is
 first checked against that library as pte_to_header.py checks it (operators, argument counts,
-dtypes, delegates; `--no-check` skips it), and a warning says when the installed `executorch`
-was not built from the library's pin.
+dtypes, delegates; `--no-check` skips it). When the installed `executorch` was not built from
+the library's pin, a line after the check says what follows (pte_to_header.pin_message): a
+note that nothing needs installing when the check passed, else what to install.
 
 Needs torch and the executorch wheel (with torchao for --quantize int8); the rest of
 extras/tools/ needs only the Python standard library. Exit status: 0 written, 1 the model
@@ -629,9 +630,6 @@ def _run(args: argparse.Namespace) -> int:
         except et_pte.EtPteError as e:
             raise ExportError(f"--reader: {e}") from None
     library = pte_to_header.library_of(reader) if reader is not None else None
-    warning = pte_to_header.pin_warning(library) if library is not None else None
-    if warning:
-        print(f"warning: {warning}", file=sys.stderr)
     if importlib.util.find_spec("torch") is None:
         raise ExportError(
             "torch is not installed: pip install torch and the executorch wheel of the library's "
@@ -657,8 +655,10 @@ def _run(args: argparse.Namespace) -> int:
             data, source=pte.name, name=args.name, reader=reader, check=not args.no_check
         )
     except pte_to_header.Refused as e:
+        pte_to_header.print_pin_message(library, "refused")
         print(f"error: {e}", file=sys.stderr)
         return 1
+    pte_to_header.print_pin_message(library, "passed" if header.checked else "unchecked")
     try:
         _write_together([(pte, data), (header_path, header.text.encode("utf-8"))])
     except OSError as e:

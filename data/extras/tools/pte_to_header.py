@@ -15,9 +15,11 @@ check_models.py checks it (et_checks.py, et_dtypes.py: operators it lacks, argum
 that differ, dtypes it was built without, delegates it does not register): a program that
 would fail on the board is refused with the reason (`--no-check` writes it anyway). When the
 installed `executorch` package (read with importlib.metadata, without importing it) was not
-built from the library's pin (executorch_pin.txt), a warning says so and what to do.
+built from the library's pin (executorch_pin.txt), a note after the model check says that the
+check decides, and so nothing needs installing when it passed; a warning says what to install
+when it refused the program or did not run.
 export_model.py (beside this script) writes its model.h through `header_for` and
-`pin_warning` below.
+`pin_message` below.
 
 Python standard library only (and the reader beside it); runs from any working directory.
 """
@@ -181,11 +183,13 @@ class Header:
             selects the kernels of 2 operators").
         library: the generated library holding the reader the program was read with (None:
             not read, or a reader outside a library); checked against it unless told not to.
+        checked: the model check ran against `library` and passed.
     """
 
     text: str
     summary: str
     library: Path | None
+    checked: bool = False
 
 
 def header_for(
@@ -267,7 +271,7 @@ def header_for(
         arena_note=arena_note or "the program was not read",
         host_arena_bytes=host_bytes,
     )
-    return Header(text, summary, library)
+    return Header(text, summary, library, checked=library is not None and check)
 
 
 # ---------------------------------------------------------------------------------------
@@ -342,14 +346,30 @@ def library_pin(library: Path) -> Pin | None:
     return Pin(commit, version, ref)
 
 
-def pin_warning(library: Path, installed: Installed | None = None) -> str | None:
-    """A warning when the installed executorch (`installed_executorch()` unless given) was not
-    built from `library`'s pin, saying what to do; None when it was, or when either is not
-    known (nothing installed, or the library records no pin).
+#: What the model check said of the program, for `pin_message`: it found every kernel call
+#: matching the library ("passed"), refused the program ("refused"), or did not run
+#: ("unchecked": --no-check, or no library's reader to check with).
+CHECK_OUTCOMES = ("passed", "refused", "unchecked")
 
-    Without a recorded commit, the package's version (without its +local part) is compared
-    with the pin's version.
+
+def pin_message(library: Path, outcome: str, installed: Installed | None = None) -> str | None:
+    """What to tell the user when the installed executorch (`installed_executorch()` unless
+    given) was not built from `library`'s pin, given the model check's `outcome` (one of
+    CHECK_OUTCOMES): one line starting "note: " (the check passed: nothing to do) or
+    "warning: " (it refused the program, or did not run), ending in the one thing to do.
+    None when the installed package was built from the pin, or when either is not known
+    (nothing installed, or the library records no pin).
+
+    The model check is the deciding evidence: it compares every kernel call of the program
+    (operator, argument count, dtypes, delegates) with the library's kernels, so a program it
+    passes runs whichever wheel exported it. Without a recorded commit, the package's version
+    (without its +local part) is compared with the pin's version.
+
+    Raises:
+        ValueError: `outcome` is not one of CHECK_OUTCOMES.
     """
+    if outcome not in CHECK_OUTCOMES:
+        raise ValueError(f"outcome {outcome!r} is not one of {', '.join(CHECK_OUTCOMES)}")
     pin = library_pin(library)
     found = installed if installed is not None else installed_executorch()
     if pin is None or found is None or not pin.commit:
@@ -360,23 +380,44 @@ def pin_warning(library: Path, installed: Installed | None = None) -> str | None
     elif found.version.split("+")[0] == pin.version:
         return None
     built = f" (commit {found.commit[:12]})" if found.commit else ""
+    mismatch = (
+        f"the installed executorch {found.version}{built} is not this library's pin "
+        f"(ExecuTorch {pin.version or 'version unknown'}, commit {pin.commit[:12]}, "
+        f"{library / 'executorch_pin.txt'})"
+    )
+    if outcome == "passed":
+        return (
+            f"note: {mismatch}; the model check compared every kernel call of this program "
+            "with the library and found none that differs, so it runs: nothing to install"
+        )
     release = _RELEASE_TAG.match(pin.ref)
     if release:
-        todo = f"pip install executorch=={release.group('version')} exports with the pin itself"
+        todo = f"pip install executorch=={release.group('version')}, the pin's own release"
     else:
         between = f" of {pin.ref}" if pin.ref else ""
         todo = (
-            f"the pin is a commit{between} between releases, so no release wheel is built "
-            "from it: the model check's argument counts decide whether this export runs, or "
-            f"build the wheel from the pin (git checkout {pin.commit[:12]}; "
-            "./install_executorch.sh)"
+            f"build the wheel from the pin (no release is built from a commit{between} "
+            f"between releases): git checkout {pin.commit[:12]} in an ExecuTorch clone, then "
+            "./install_executorch.sh"
+        )
+    if outcome == "refused":
+        return (
+            f"warning: {mismatch}, the likely cause of the refusal below; export with the "
+            f"pin's exporter: {todo}"
         )
     return (
-        f"the installed executorch {found.version}{built} is not this library's pin "
-        f"(ExecuTorch {pin.version or 'version unknown'}, commit {pin.commit[:12]}, "
-        f"{library / 'executorch_pin.txt'}): its programs may call operators the library's "
-        f"kernels take with other arguments; {todo}"
+        f"warning: {mismatch}, and nothing checked this program's kernel calls against the "
+        "library; check it with extras/tools/check_models.py MODEL.pte, which decides whether "
+        f"it runs, and only if it refuses: {todo}"
     )
+
+
+def print_pin_message(library: Path | None, outcome: str) -> None:
+    """Print `pin_message(library, outcome)` to stderr, if there is one (none without a
+    library)."""
+    message = pin_message(library, outcome) if library is not None else None
+    if message:
+        print(message, file=sys.stderr)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -437,9 +478,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     reader = args.reader or (DEFAULT_READER if DEFAULT_READER.is_dir() else None)
     library = library_of(reader) if reader is not None and not args.no_validate else None
-    warning = pin_warning(library) if library is not None else None
-    if warning:  # before a refusal too: a different commit is the likely cause of one
-        print(f"warning: {warning}", file=sys.stderr)
     try:
         header = header_for(
             data,
@@ -451,11 +489,13 @@ def main(argv: list[str] | None = None) -> int:
             all_kernels=args.all_kernels,
         )
     except Refused as e:
+        print_pin_message(library, "refused")  # a different commit is the likely cause
         print(f"error: {e}", file=sys.stderr)
         return 1
     except ValueError as e:
         print(f"error: cannot embed {args.pte}: {e}", file=sys.stderr)
         return 1
+    print_pin_message(library, "passed" if header.checked else "unchecked")
     text, summary = header.text, header.summary
     if args.output == "-":
         sys.stdout.write(text)
