@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from generator.check.expected import Expected, read_expected
-from generator.check.report import ExampleReport
+from generator.check.report import CheckReport, ExampleReport
 from generator.library.layout import EXAMPLE_EXPECT_FILE
 from generator.util.errors import FatalError
 
@@ -215,6 +215,31 @@ def sketch_overlay(library: Path, sketches: Sequence[Path], overlay: Path) -> li
             (target / item.name).symlink_to(item.resolve())
         names.append(folder.name)
     return names
+
+
+def real_folder_paths(text: str, overlay: Path, name: str, folder: Path) -> str:
+    """`text` (a compiler's messages) with the overlay's paths of sketch `name` replaced by the
+    user's `folder`: `OVERLAY/examples/<name>/x` and the relative `examples/<name>/x` (the
+    gcc-arm back end compiles from the overlay's root) both become `FOLDER/x`, so an error
+    names the file the user edits, not the check's temporary copy."""
+    absolute = f"{overlay}/examples/{name}/"
+    text = text.replace(absolute, f"{folder}/")
+    relative = re.compile(rf"(?<![\w./-])examples/{re.escape(name)}/")
+    return relative.sub(lambda _: f"{folder}/", text)
+
+
+def name_real_folders(report: CheckReport, overlay: Path, folders: dict[str, Path]) -> CheckReport:
+    """`report` (a check of `sketch_overlay`'s `overlay`) with every stage's summary and
+    details naming each sketch's own folder (`folders`: sketch name -> the user's folder;
+    `real_folder_paths`). Changes `report` in place and returns it."""
+    for example in report.examples:
+        folder = folders.get(example.name)
+        if folder is None:
+            continue
+        for stage in example.stages:
+            stage.summary = real_folder_paths(stage.summary, overlay, example.name, folder)
+            stage.details = real_folder_paths(stage.details, overlay, example.name, folder)
+    return report
 
 
 def serial_output(example: ExampleReport) -> str:

@@ -277,13 +277,14 @@ def _check_boards(
         FatalError: see `run_check`; with `--sketch`, the library is not a folder.
     """
     from generator.check.run import run_check
-    from generator.check.sketch import sketch_overlay
+    from generator.check.sketch import name_real_folders, sketch_overlay
 
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm) if main_thread else None
     try:
         with contextlib.ExitStack() as stack:
             library, examples = args.library.resolve(), args.example
+            overlay: Path | None = None
             if sketches:
                 if not library.is_dir():
                     raise FatalError(
@@ -295,23 +296,24 @@ def _check_boards(
                 )
                 library = overlay
             host_runs: dict[str, tuple[CompileResult, RunOutput | None]] = {}
-            return [
-                (
-                    key,
-                    run_check(
-                        library,
-                        examples=examples,
-                        compiler=args.compiler,
-                        run=not args.no_run,
-                        cache_dir=cache_dir,
-                        board=board,
-                        keep=keep / key if keep is not None and len(boards) > 1 else keep,
-                        expectations={name: exp for name, (_, exp) in sketches.items()},
-                        host_runs=host_runs,
-                    ),
+            folders = {name: folder for name, (folder, _) in sketches.items()}
+            reports = []
+            for key, board in boards:
+                report = run_check(
+                    library,
+                    examples=examples,
+                    compiler=args.compiler,
+                    run=not args.no_run,
+                    cache_dir=cache_dir,
+                    board=board,
+                    keep=keep / key if keep is not None and len(boards) > 1 else keep,
+                    expectations={name: exp for name, (_, exp) in sketches.items()},
+                    host_runs=host_runs,
                 )
-                for key, board in boards
-            ]
+                if overlay is not None:  # errors name the user's folders, not the overlay
+                    name_real_folders(report, overlay, folders)
+                reports.append((key, report))
+            return reports
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)

@@ -24,6 +24,7 @@ from generator.check.run_sketch import RunOutput, judge_run
 from generator.check.sketch import (
     BAD_INPUT_EXIT,
     DEFAULT_SKETCH_TIMEOUT_SECONDS,
+    real_folder_paths,
     resolve_sketch,
     resolve_sketches,
     serial_output,
@@ -513,3 +514,42 @@ def test_e2e_a_users_sketch_on_the_real_library(
     (mine / "expected.yaml").write_text(expected_yaml)
     assert main([*argv, "--compiler", "gcc-arm"]) == 0
     assert json.loads(out_json.read_text())["examples"][0]["passed"] is True
+
+
+def test_compiler_messages_name_the_users_folder_not_the_overlay(tmp_path: Path) -> None:
+    overlay, mine = tmp_path / "check-x", tmp_path / "work" / "Mine"
+    text = (
+        f"{overlay}/examples/Mine/input.h:2:13: error: expected primary-expression\n"
+        "examples/Mine/Mine.ino:3:1: note: in expansion\n"
+        "In file included from examples/Mine/Mine.ino:1:\n"
+        "examples/MineToo/x.h:1: error: other sketch\n"
+        "src/examples/Mine/y.h:1: a library file of that path\n"
+    )
+    assert real_folder_paths(text, overlay, "Mine", mine) == (
+        f"{mine}/input.h:2:13: error: expected primary-expression\n"
+        f"{mine}/Mine.ino:3:1: note: in expansion\n"
+        f"In file included from {mine}/Mine.ino:1:\n"
+        "examples/MineToo/x.h:1: error: other sketch\n"
+        "src/examples/Mine/y.h:1: a library file of that path\n"
+    )
+
+
+@needs_tools
+def test_a_compile_error_in_a_sketchs_header_names_its_real_file(
+    tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lib = write_library(tmp_path / "Tiny", {"Hello": (HELLO_SKETCH, HELLO_EXPECTED)})
+    mine = _sketch(
+        tmp_path / "work" / "Mine",
+        '#include "input.h"\nvoid setup() { Serial.println(value); }\nvoid loop() {}\n',
+    )
+    (mine / "input.h").write_text("// the model's input\nconst int value = ;\n")
+    out_json = tmp_path / "report.json"
+    argv = ["check", str(lib), "--sketch", str(mine), "--json", str(out_json)]
+    assert main([*argv, "--compiler", "gcc-arm", "--cache-dir", str(cache_dir)]) == 1
+    printed = capsys.readouterr().out
+    compile_stage = json.loads(out_json.read_text())["examples"][0]["stages"][0]
+    assert compile_stage["stage"] == "compile" and compile_stage["status"] == "fail"
+    details = compile_stage["details"]
+    assert f"{mine.resolve()}/input.h:2:" in details, details
+    assert "examples/Mine/" not in details and "examples/Mine/" not in printed
