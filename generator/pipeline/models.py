@@ -278,7 +278,9 @@ class ModelCheckReport:
             if r.delegates:
                 ops += "; delegates to " + ", ".join(f"`{d}`" for d in r.delegates)
             lines.append(f"| {r.name} | {result} | {r.kernel_calls} | {ops} |")
-        problems = [(r.name, p.message) for r in self.results for p in r.problems]
+        problems = [
+            (r.name, line) for r in self.results for line in et_checks.problem_lines(r.problems)
+        ]
         problems += [(r.name, r.error) for r in self.results if r.error]
         if problems:
             lines.append("")
@@ -346,14 +348,17 @@ def model_check(library: Path, ptes: tuple[Path, ...], steps: StepCache) -> None
         if key is not None:
             steps.put("model-check", key, True)
         return
-    problems = [f"  {r.name}: {p.message}" for r in models.results for p in r.problems] + [
-        f"  {r.name}: {r.error}" for r in models.results if r.error
-    ]
+    problems = [
+        f"  {r.name}: {line}"
+        for r in models.results
+        for line in et_checks.problem_lines(r.problems)
+    ] + [f"  {r.name}: {r.error}" for r in models.results if r.error]
     # Not --all-ops: it builds, but twice over the UNO Q's flash.
     raise FatalError(
         "the models do not run on this library:\n"
         + "\n".join(problems)
-        + "\nEach line ends with its likely cause. To build anyway: widen the op set "
+        + "\nEach problem's likely cause is said once, after it or after the problems it "
+        "explains. To build anyway: widen the op set "
         "for a missing operator (--ops-from-pte naming every model the library must "
         "run) or the dtypes for a dtype left out (--dtypes-from-pte naming them too), "
         "leave the example out (--examples), or give it a model that runs here "

@@ -65,8 +65,8 @@ def _print_text(library: Path, results: list[et_checks.ModelResult]) -> None:
         ops = ", ".join(r.operators) or "no kernel calls"
         delegates = f"; delegates to {', '.join(r.delegates)}" if r.delegates else ""
         print(f"{status} {r.name}: {r.kernel_calls} kernel calls ({ops}){delegates}")
-        for p in r.problems:
-            print(f"       {p.message}")
+        for line in et_checks.problem_lines(r.problems):
+            print(f"       {line}")
     failed = [r.name for r in results if not r.passed]
     if failed:
         print(f"\n{len(failed)} of {len(results)} models do not match {library}")

@@ -27,6 +27,7 @@ Facts used, with their sources (ExecuTorch sources):
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,20 +81,57 @@ LIKELY_CAUSE = (
 #: Why an operator a model calls is not registered, and what to do: first what a user of the
 #: library as published (Library Manager) can do, then regenerating it, for its maintainers.
 #: (`--ops` is not offered: it replaces the root ops, so the operators the other models need
-#: would go.)
+#: would go.) Only advice that can apply to the operator is given (`missing_cause`).
 MISSING_CAUSE = (
     "the library's op set does not include it (its operators are listed in "
-    "extras/PROVENANCE.txt, 'operators'). Without regenerating the library: replace the layer "
-    "that lowers to it with one whose operators are listed (e.g. nn.ReLU for an activation "
-    "the library lacks), or export the model another way (plain "
-    "to_edge(...).to_executorch(), or int8 with the Cortex-M quantizer, which moves linear "
-    "and convolution layers onto Cortex-M operators every library registers), then check it "
-    "again. For the library's maintainers: regenerate it "
+    "extras/PROVENANCE.txt, 'operators'). Without regenerating the library: change the "
+    "PyTorch construct that lowers to it (export_model.py names it) to one whose operators "
+    "are listed, then check the model again. For the library's maintainers: regenerate it "
     "with --ops-from-pte naming this model and every other model the library must run (the "
     "build names any operator the pinned ExecuTorch has no kernel for). Or the model was "
     "exported with a different ExecuTorch commit than the library's pin "
     "(extras/PROVENANCE.txt)"
 )
+#: The portable operators that ExecuTorch's Cortex-M int8 passes replace with cortex_m::
+#: operators (which every library registers): the aten ops that
+#: backends/cortex_m/passes/aten_to_cortex_m_pass.py (cff6f4dd) rewrites, by their portable
+#: kernels' names (linear as the addmm/mm a float export lowers it to).
+QUANTIZER_REPLACES = frozenset(
+    {
+        "aten::_softmax.out",
+        "aten::add.out",
+        "aten::addmm.out",
+        "aten::avg_pool2d.out",
+        "aten::bmm.out",
+        "aten::constant_pad_nd.out",
+        "aten::convolution.out",
+        "aten::div.out",
+        "aten::gelu.out",
+        "aten::linear.out",
+        "aten::max_pool2d_with_indices.out",
+        "aten::maximum.out",
+        "aten::minimum.out",
+        "aten::mm.out",
+        "aten::mul.out",
+        "aten::permute_copy.out",
+        "aten::sigmoid.out",
+        "aten::silu.out",
+        "aten::tanh.out",
+    }
+)
+#: Added to MISSING_CAUSE for an operator of QUANTIZER_REPLACES.
+QUANTIZE_ADVICE = (
+    "; or export it int8 (export_model.py --quantize int8): the Cortex-M quantizer replaces "
+    "this operator with a cortex_m:: one every library registers"
+)
+
+
+def missing_cause(operator: str) -> str:
+    """Why `operator` (a full name, "aten::any.out") is not registered and what to do:
+    MISSING_CAUSE, plus QUANTIZE_ADVICE when the int8 export replaces it."""
+    return MISSING_CAUSE + (QUANTIZE_ADVICE if operator in QUANTIZER_REPLACES else "")
+
+
 #: The namespace of ExecuTorch's prim ops (symbolic-size arithmetic, et_view, et_copy_index).
 PRIM_NAMESPACE = "executorch_prim::"
 #: Why a prim op is not registered: no op set holds prim ops, the library's copy of
@@ -148,10 +186,12 @@ class Problem:
 
     @property
     def cause(self) -> str:
-        """The likely cause and what to do (MISSING_CAUSE, MISSING_PRIM_CAUSE, LIKELY_CAUSE)."""
+        """The likely cause and what to do (`missing_cause`, MISSING_PRIM_CAUSE, LIKELY_CAUSE)."""
         if self.library_args is not None:
             return LIKELY_CAUSE
-        return MISSING_PRIM_CAUSE if self.operator.startswith(PRIM_NAMESPACE) else MISSING_CAUSE
+        if self.operator.startswith(PRIM_NAMESPACE):
+            return MISSING_PRIM_CAUSE
+        return missing_cause(self.operator)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields plus `message`."""
@@ -166,6 +206,36 @@ class Problem:
             "cause": self.cause,
             "message": self.message,
         }
+
+
+#: How a problem's `message` ends: its cause, after this.
+CAUSE_SEPARATOR = "; likely cause: "
+
+
+def problem_lines(problems: Sequence[Any], origins: Mapping[str, str] | None = None) -> list[str]:
+    """The lines that describe `problems` (Problem, MissingBackend, et_dtypes.DtypeProblem:
+    anything with `message` ending in CAUSE_SEPARATOR + `cause`), each cause said once.
+
+    One problem: its `message`. More: each problem's message without its cause, in order,
+    then one line per distinct cause, "likely cause of A, B: ...", naming the operators (or
+    backends) it explains. With `origins` (operator -> the PyTorch construct that produced
+    it, e.g. "nn.MultiheadAttention self_attn", which only the exporter can read from the
+    exported graph), each operator's line names it.
+    """
+    whats: list[str] = []
+    causes: dict[str, list[str]] = {}
+    for p in problems:
+        name = str(getattr(p, "operator", "") or getattr(p, "backend", ""))
+        suffix = CAUSE_SEPARATOR + p.cause
+        what = p.message[: -len(suffix)] if p.message.endswith(suffix) else p.message
+        origin = (origins or {}).get(name)
+        whats.append(f"{what} (from {origin})" if origin else what)
+        causes.setdefault(p.cause, [])
+        if name not in causes[p.cause]:
+            causes[p.cause].append(name)
+    if len(whats) == 1:
+        return [f"{whats[0]}{CAUSE_SEPARATOR}{problems[0].cause}"]
+    return whats + [f"likely cause of {', '.join(n)}: {c}" for c, n in causes.items()]
 
 
 def check_model(program: et_pte.Program, kernels: dict[str, int]) -> list[Problem]:

@@ -33,6 +33,7 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -201,6 +202,7 @@ def header_for(
     validate: bool = True,
     check: bool = True,
     all_kernels: bool = False,
+    origins: Mapping[str, str] | None = None,
 ) -> Header:
     """The model.h for the .pte bytes `data` (`et_model_h.model_h`), after the model check.
 
@@ -213,6 +215,8 @@ def header_for(
         check: check the program against the library holding the reader (`check_pte`)
             and refuse one that would fail on the board.
         all_kernels: register every kernel instead of selecting the program's.
+        origins: operator -> the PyTorch construct it came from (export_model.py reads them
+            from the exported graph), named in a refusal (`et_checks.problem_lines`).
 
     Raises:
         Refused: the program does not read, or reads but its arena cannot be replayed (a
@@ -246,7 +250,8 @@ def header_for(
                 "without the check)"
             ) from None
         if not result.passed:
-            problems = "\n".join(f"  {p.message}" for p in result.problems)
+            lines = et_checks.problem_lines(result.problems, origins)
+            problems = "\n".join(f"  {line}" for line in lines)
             raise Refused(
                 f"{source} would not run on the library {library}; nothing written:\n{problems}"
                 "\n(--no-check writes the header anyway)"
