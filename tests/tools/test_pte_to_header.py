@@ -436,3 +436,30 @@ def test_a_file_where_the_output_folder_should_be_is_one_line(tmp_path: Path) ->
     assert result.returncode == 1
     assert result.stderr == "error: cannot write afile/model.h: afile is a file, not a folder\n"
     assert (tmp_path / "afile").read_text() == "x"
+
+
+def test_no_check_selects_only_what_the_library_registers(tmp_path: Path) -> None:
+    # A library without aten::add.out: selecting it would reference an
+    # et_arduino_register_aten_add_out no archive defines (an undefined reference at the
+    # link); left out, the sketch links and Method::load names the operator.
+    lib = checked_library(tmp_path / "ExecuTorch", {"aten::mul.out": 5})
+    script = lib / "extras" / "tools" / "pte_to_header.py"
+    written = run(script, ADD_MODEL, "--no-check", cwd=tmp_path)
+    assert written.returncode == 0, written.stderr
+    header = (tmp_path / "model.h").read_text()
+    assert "et_arduino_register_aten_add_out" not in header
+    assert "et_arduino_kernels_fallback" in header  # it still selects (none): no fallback
+    assert (
+        "; selects the kernels of 0 operators; not in the library, so Method::load fails "
+        "with OperatorMissing (0x14) naming them: aten::add.out (--no-check)"
+    ) in written.stdout
+    kept = checked_library(tmp_path / "Kept" / "ExecuTorch", {"aten::add.out": 5})
+    run(
+        kept / "extras" / "tools" / "pte_to_header.py",
+        ADD_MODEL,
+        "--no-check",
+        "-o",
+        "k.h",
+        cwd=tmp_path,
+    )
+    assert "et_arduino_register_aten_add_out" in (tmp_path / "k.h").read_text()

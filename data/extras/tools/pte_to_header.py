@@ -33,7 +33,7 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -136,6 +136,22 @@ def check_pte(
     counts = {(m.name, c.operator): c.arg_count for m in program.methods for c in m.kernel_calls}
     dtypes = et_dtypes.dtype_problems(et_dtypes.kernel_call_dtypes(data, reader), kept, counts)
     return replace(result, problems=(*result.problems, *dtypes)) if dtypes else result
+
+
+def _absent_operators(operators: Sequence[str], library: Path) -> list[str]:
+    """The `operators` that `library` does not register, in order; empty when its
+    registration cannot be read (then nothing is left out).
+
+    With --no-check, model.h still selects only what the library has: selecting an
+    operator it lacks references an `et_arduino_register_<op>` no archive defines, and the
+    sketch fails to link with an undefined reference instead of loading and failing in
+    `Method::load` with OperatorMissing, which names each operator (ETModel's `error()`).
+    """
+    try:
+        registered = et_registration.library_kernels(library)
+    except et_pte.EtPteError:
+        return []
+    return [op for op in operators if op not in registered]
 
 
 def _arena(
@@ -258,14 +274,20 @@ def header_for(
             )
     arena_bytes, arena_note, host_bytes = _arena(data, source, program, program_reader, check)
     ops = program.called_operators
+    absent = _absent_operators(ops, library) if library is not None and not check else []
     methods = ", ".join(m.name for m in program.methods)
     arena = f"; arena {arena_bytes} bytes" if arena_bytes is not None else ""
     if all_kernels:
         operators, summary = None, f"; methods {methods}{arena}; every kernel of the library"
         summary += " (--all-kernels)"
     else:
-        operators = ops
-        summary = f"; methods {methods}{arena}; selects the kernels of {len(ops)} operators"
+        operators = [op for op in ops if op not in absent]
+        summary = f"; methods {methods}{arena}; selects the kernels of {len(operators)} operators"
+    if absent:
+        summary += (
+            f"; not in the library, so Method::load fails with OperatorMissing (0x14) naming "
+            f"them: {', '.join(absent)} (--no-check)"
+        )
     text = et_model_h.model_h(
         data,
         name=name,
