@@ -80,12 +80,17 @@ def apply_rule(rule: CopyRule, tree: Path, library: Path, what: str = "the check
     matcher = glob.compile(rule.include, flags=GLOB_FLAGS, exclude=rule.exclude or None)
     written: list[Path] = []
     made: set[Path] = set()
-    for rel in _files_below(source):
+    for rel, regular in _files_below(source):
         if not matcher.match(rel):
             continue
-        path = confined_path(tree, f"{rule.source}/{rel}", what)
-        if not path.is_file():
-            continue  # a link to a folder, or a dangling one, inside the checkout: as before
+        if regular:
+            # Reached from the resolved `source` through real folders only (the walk enters
+            # no link), so it is inside the checkout: no `resolve` per file.
+            path = source / rel
+        else:
+            path = confined_path(tree, f"{rule.source}/{rel}", what)
+            if not path.is_file():
+                continue  # a link to a folder, or a dangling one, inside the checkout
         dest = confined_dest(library, f"{rule.dest}/{rel}", what)
         if dest.parent not in made:
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -97,12 +102,14 @@ def apply_rule(rule: CopyRule, tree: Path, library: Path, what: str = "the check
     return written
 
 
-def _files_below(folder: Path) -> list[str]:
+def _files_below(folder: Path) -> list[tuple[str, bool]]:
     """Every entry below `folder` that is not a folder (regular files, symbolic links, and
     special files, which the caller refuses when a rule matches them), as sorted POSIX paths
-    relative to it. One `os.scandir` per folder: the vendoring step walks whole checkouts,
-    where `rglob` plus a `stat` per path was most of a warm build's copy time."""
-    found: list[str] = []
+    relative to it, each with whether it is a regular file (not a link, not special). One
+    `os.scandir` per folder: the vendoring step walks whole checkouts, where `rglob` plus a
+    `stat` per path was most of a warm build's copy time. Folders are entered only when they
+    are real folders (never through a symbolic link)."""
+    found: list[tuple[tuple[str, ...], str, bool]] = []
     pending = [("", os.fspath(folder))]
     while pending:
         prefix, path = pending.pop()
@@ -112,8 +119,10 @@ def _files_below(folder: Path) -> list[str]:
                 if entry.is_dir(follow_symlinks=False):
                     pending.append((rel + "/", entry.path))
                 else:
-                    found.append(rel)
-    return sorted(found, key=lambda rel: Path(rel).parts)
+                    regular = entry.is_file(follow_symlinks=False)
+                    found.append((tuple(rel.split("/")), rel, regular))
+    found.sort()
+    return [(rel, regular) for _, rel, regular in found]
 
 
 @dataclass

@@ -59,14 +59,19 @@ def git_error(e: git.GitCommandError) -> str:
     return git_reason(str(e.stderr or e), e.status if isinstance(e.status, int) else None)
 
 
-def _usable(repo: git.Repo) -> str | None:
-    """Why git will not work in the cached clone `repo` (its message), or None if it will."""
+def _origin(repo: git.Repo) -> tuple[str | None, str | None]:
+    """(the URL of `origin`, None) when git works in the cached clone `repo`, else (None,
+    git's message): one `rev-parse` and one `config` (every run asks it of every clone)."""
     try:
         repo.git.rev_parse("--git-dir")
-        repo.git.config("--get", "remote.origin.url")
+        return str(repo.git.config("--get", "remote.origin.url")), None
     except git.GitCommandError as e:
-        return str(e.stderr or e)
-    return None
+        return None, str(e.stderr or e)
+
+
+def _usable(repo: git.Repo) -> str | None:
+    """Why git will not work in the cached clone `repo` (its message), or None if it will."""
+    return _origin(repo)[1]
 
 
 def _discard(path: Path, why: str) -> None:
@@ -208,16 +213,16 @@ def open_clone(url: str, cache_dir: Path) -> tuple[git.Repo, bool]:
         why: str | None
         try:
             repo = _opened(path)
-            why = _usable(repo)
+            origin, why = _origin(repo)
         except (
             git.InvalidGitRepositoryError,
             git.NoSuchPathError,
             AttributeError,
             ValueError,
         ) as e:
-            why = f"not a git repository ({type(e).__name__})"
+            origin, why = None, f"not a git repository ({type(e).__name__})"
         if why is None:
-            if repo.git.config("--get", "remote.origin.url") != url:
+            if origin != url:
                 repo.git.remote("set-url", "--", "origin", url)
             return repo, False
         # A damaged or refused cached clone is only a cache: start it again.
