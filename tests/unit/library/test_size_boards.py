@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pull_facts_fixture import pull_facts
+
 from generator.library.compare import (
     INSTRUCTIONS,
     SizeRow,
@@ -18,7 +20,7 @@ from generator.library.compare import (
     size_table,
 )
 from generator.release.step import ReleaseFacts, render_notes
-from generator.sync.body import PullRequestFacts, render_body
+from generator.sync.body import render_body
 
 BOARDS_LISTED = {
     "unoq": {"key": "unoq", "name": "Arduino UNO Q"},
@@ -148,25 +150,7 @@ def _two_board_rows() -> list[SizeRow]:
 
 
 def test_the_pull_request_body_shows_sizes_per_board() -> None:
-    facts = PullRequestFacts(
-        ref="v1.5.1",
-        sha="b" * 40,
-        base_pin="a" * 40,
-        upstream_version="1.5.1",
-        library_version="1.5.1",
-        base_version="1.5.0",
-        op_set=["aten::add.out"],
-        kernels=["aten::add.out"],
-        base_kernels=["aten::add.out"],
-        added=[],
-        removed=[],
-        changed=[],
-        check_markdown="CHECK-REPORT",
-        sizes=_two_board_rows(),
-        base_has_report=True,
-        branch="sync/executorch-bbbbbbbbbbbb",
-    )
-    body = render_body(facts)
+    body = render_body(pull_facts(sizes=_two_board_rows(), base_has_report=True))
     assert "| Board | Example | Size | This PR | `main` | Delta |" in body
     assert "| Arduino UNO Q | AddModel | flash (static) | 1,000 B | 900 B | +100 |" in body
     assert "| Arduino Giga R1 | AddModel | flash (static) | 1,200 B | n/a | n/a |" in body
