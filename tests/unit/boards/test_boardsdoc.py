@@ -13,8 +13,8 @@ from typing import Any, cast
 
 import pytest
 from check_fixtures import HELLO_EXPECTED, HELLO_SKETCH, write_library
+from facts_fixture import pull_facts
 from github_fake import FakeGitHub
-from pull_facts_fixture import pull_facts
 from sync_fixtures import FakeReport, Runner
 
 from generator.boards import board_docs as boardsdoc

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from facts_fixture import pull_facts, release_facts
 from github_fake import FakeGitHub
-from pull_facts_fixture import PIN_A, PIN_B, pull_facts
 from sync_fixtures import Runner, merge_into_main, report_in
 
 from generator.library.compare import INSTRUCTIONS, SizeRow, instruction_rows, instruction_table
-from generator.release.step import ReleaseFacts, render_notes
+from generator.release.step import render_notes
 from generator.sync.body import render_body
 
 
@@ -92,29 +92,15 @@ def test_a_base_report_without_counts_is_said_so_and_no_counts_no_section() -> N
     assert "Instructions per inference" not in render_body(pull_facts(base_has_report=True))
 
 
-def _release(**kw: object) -> ReleaseFacts:
-    base: dict[str, object] = dict(
-        version="1.5.1",
-        tag="v1.5.1",
-        commit="c" * 40,
-        previous_tag="v1.5.0",
-        pin=PIN_B,
-        previous_pin=PIN_A,
-        upstream_version="1.5.1",
-        previous_upstream="1.5.0",
-        kernels=["aten::add.out"],
-        previous_kernels=["aten::add.out"],
+def test_the_release_notes_show_instructions_with_deltas_after_the_sizes() -> None:
+    rows = instruction_rows(_report(AddModel=73_000), _report(AddModel=74_000))
+    facts = release_facts(
+        instructions=rows,
         sizes=[SizeRow("AddModel", "flash", 90, 100)],
         has_report=True,
         previous_has_report=True,
     )
-    base.update(kw)
-    return ReleaseFacts(**base)  # type: ignore[arg-type]
-
-
-def test_the_release_notes_show_instructions_with_deltas_after_the_sizes() -> None:
-    rows = instruction_rows(_report(AddModel=73_000), _report(AddModel=74_000))
-    notes = render_notes(_release(instructions=rows))
+    notes = render_notes(facts)
     assert "## Instructions per inference" in notes
     assert "| Example | 1.5.1: instructions per inference | v1.5.0 | Delta |" in notes
     assert "| AddModel | 73,000 | 74,000 | -1,000 (-1.4%) |" in notes
@@ -123,16 +109,19 @@ def test_the_release_notes_show_instructions_with_deltas_after_the_sizes() -> No
 
 
 def test_the_release_notes_without_counts_or_a_previous_one() -> None:
-    assert "Instructions per inference" not in render_notes(_release())
+    reported = {"has_report": True, "previous_has_report": True}
+    assert "Instructions per inference" not in render_notes(release_facts(**reported))
     first = render_notes(
-        _release(
+        release_facts(
             previous_tag=None,
             instructions=instruction_rows(_report(AddModel=73_000), None),
+            **reported,
         )
     )
     assert "| AddModel | 73,000 | n/a | n/a |" in first
     assert "First release: no deltas." in first.split("## Instructions per inference")[1]
-    old = render_notes(_release(instructions=instruction_rows(_report(AddModel=73_000), {})))
+    rows = instruction_rows(_report(AddModel=73_000), {})
+    old = render_notes(release_facts(instructions=rows, **reported))
     assert "v1.5.0's check report has no instruction counts: no deltas." in old
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pull_facts_fixture import pull_facts
+from facts_fixture import pull_facts, release_facts
 
 from generator.library.compare import (
     INSTRUCTIONS,
@@ -19,7 +19,7 @@ from generator.library.compare import (
     size_rows,
     size_table,
 )
-from generator.release.step import ReleaseFacts, render_notes
+from generator.release.step import render_notes
 from generator.sync.body import render_body
 
 BOARDS_LISTED = {
@@ -157,21 +157,7 @@ def test_the_pull_request_body_shows_sizes_per_board() -> None:
 
 
 def test_the_release_notes_show_sizes_per_board() -> None:
-    facts = ReleaseFacts(
-        version="1.5.1",
-        tag="v1.5.1",
-        commit="c" * 40,
-        previous_tag="v1.5.0",
-        pin="b" * 40,
-        previous_pin="a" * 40,
-        upstream_version="1.5.1",
-        previous_upstream="1.5.0",
-        kernels=["aten::add.out"],
-        previous_kernels=["aten::add.out"],
-        sizes=_two_board_rows(),
-        has_report=True,
-        previous_has_report=True,
-    )
+    facts = release_facts(sizes=_two_board_rows(), has_report=True, previous_has_report=True)
     sizes = render_notes(facts).split("## Sizes\n\n")[1].split("\n\n")[0].splitlines()
     assert sizes == [
         "| Board | Example | Size | 1.5.1 | v1.5.0 | Delta |",

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from facts_fixture import pull_facts
 from github_fake import FakeGitHub
-from pull_facts_fixture import pull_facts
 from sync_fixtures import (
     SHA_OLD,
     TOKEN,

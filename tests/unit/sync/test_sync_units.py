@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from pull_facts_fixture import PIN_A, PIN_B, pull_facts
+from facts_fixture import PIN_A, PIN_B, pull_facts
 
 from generator.library.compare import SizeRow, size_rows, size_table
 from generator.library.facts import kernel_names

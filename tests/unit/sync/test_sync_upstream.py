@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 from et_fixture import commit_all, git, init_repo, write_tree
+from facts_fixture import pull_facts
 from git import GitCommandError
-from pull_facts_fixture import pull_facts
 
 from generator.library.layout import EXAMPLES
 from generator.pipeline.components import load_component
