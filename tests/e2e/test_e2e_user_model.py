@@ -17,17 +17,21 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import re
 import shutil
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
+from sketches import (
+    check_examples,
+    emulated_outputs,
+    etmodel_expected,
+    etmodel_sketch,
+    write_model_h,
+)
 
 from generator.pipeline.run import BuildResult
 
@@ -37,7 +41,6 @@ import export_model  # the exporter the library ships: its int8 recipe is the on
 
 pytestmark = pytest.mark.e2e
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = "MyModel"
 #: The float input the sketch feeds the model (also the PyTorch reference's input).
 INPUT = (0.75, -0.5, 0.25, 1.0, -0.875, 0.125, -0.25, 0.5)
@@ -49,7 +52,6 @@ TOLERANCE_STEPS = 3.0
 #: The board runs the same integer arithmetic as the quantized PyTorch model, up to one
 #: rounding of the output (CMSIS-NN's requantization against the reference's).
 QUANTIZED_TOLERANCE_STEPS = 1.0
-OUTPUT_LINE = re.compile(r"^out\[(\d+)\]=(-?[0-9]+\.[0-9]+)$")
 
 
 @dataclass(frozen=True)
@@ -106,115 +108,23 @@ def export_cortex_m(input_values: tuple[float, ...]) -> Exported:
     return Exported(bytes(edge.to_executorch().buffer), reference, quantized, output_scale)
 
 
-SKETCH = """\
-// {name}: a user's own model (an int8 two-layer perceptron exported with the
-// Cortex-M quantizer by tests/e2e/test_e2e_user_model.py), run once on a fixed input.
-
-#include <ETModel.h>
-
-#include "model.h"
-
-alignas(16) static uint8_t arena[model_pte_arena_bytes];
-
-static ETModel model(model_pte, sizeof(model_pte), arena, sizeof(arena));
-
-static const float kInput[] = {{{inputs}}};
-
-extern "C" void et_arduino_log(const char* line) {{
-  Serial.print("ET| ");
-  Serial.println(line);
-}}
-
-static void printError() {{
-  Serial.print("ERROR: ");
-  Serial.println(model.error());
-}}
-
-static void infer() {{
-  const size_t count = sizeof(kInput) / sizeof(kInput[0]);
-  if (!model.begin() || !model.setInput(0, kInput, count) || !model.run()) {{
-    printError();
-    return;
-  }}
-  const float* out = model.output();
-  if (out == nullptr) {{
-    printError();
-    return;
-  }}
-  for (size_t i = 0; i < model.outputCount(); i++) {{
-    Serial.print("out[");
-    Serial.print(static_cast<unsigned long>(i));
-    Serial.print("]=");
-    Serial.println(out[i], 6);
-  }}
-  Serial.print("Arena: used ");
-  Serial.print(static_cast<unsigned long>(model.arenaUsed()));
-  Serial.print(" of ");
-  Serial.print(static_cast<unsigned long>(model.arenaSize()));
-  Serial.println(" bytes");
-}}
-
-void setup() {{
-  Serial.begin(115200);
-  Serial.println("=== {name} ===");
-  infer();
-  Serial.println("=== DONE ===");
-}}
-
-void loop() {{
-  delay(1000);
-}}
-"""
-
-
 def write_example(lib: Path, exported: Exported, tolerance: float) -> Path:
     """The sketch folder examples/EXAMPLE: sketch, expected.yaml, and model.h made by the
     library's own pte_to_header.py from the exported .pte (the way the README tells users)."""
     folder = lib / "examples" / EXAMPLE
     folder.mkdir()
-    inputs = ", ".join(f"{v!r}f" for v in INPUT)
-    (folder / f"{EXAMPLE}.ino").write_text(SKETCH.format(name=EXAMPLE, inputs=inputs))
+    about = (
+        f"{EXAMPLE}: a user's own model (an int8 two-layer perceptron exported with the\n"
+        "Cortex-M quantizer by tests/e2e/test_e2e_user_model.py), run once on a fixed input."
+    )
+    sketch = etmodel_sketch(EXAMPLE, about, INPUT, heap_arena=False, timing=False)
+    (folder / f"{EXAMPLE}.ino").write_text(sketch)
     pte = lib.parent / "model.pte"
     pte.write_bytes(exported.pte)
-    subprocess.run(
-        [
-            sys.executable,
-            str(lib / "extras/tools/pte_to_header.py"),
-            str(pte),
-            "-o",
-            str(folder / "model.h"),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    expected = {
-        "must_print": [f"=== {EXAMPLE} ===", "=== DONE ==="],
-        "must_not_print": ["ERROR:"],
-        "arena": True,
-        "timeout_seconds": 120,
-        "values": [
-            {
-                "line_regex": rf"^out\[{i}\]=(-?[0-9]+\.[0-9]+)$",
-                "equals": round(value, 6),
-                "tolerance": tolerance,
-            }
-            for i, value in enumerate(exported.reference)
-        ],
-    }
-    (folder / "expected.yaml").write_text(yaml.safe_dump(expected, sort_keys=False))
+    write_model_h(lib, pte, folder)
+    outputs = [(round(value, 6), tolerance) for value in exported.reference]
+    (folder / "expected.yaml").write_text(etmodel_expected(EXAMPLE, outputs))
     return folder
-
-
-def _emulated_outputs(report: dict[str, Any]) -> list[float]:
-    (example,) = report["examples"]
-    (run,) = [r for r in example["runs"] if r["kind"] == "emulated"]
-    found = {}
-    for line in run["last_lines"]:
-        match = OUTPUT_LINE.match(line.strip())
-        if match:
-            found[int(match.group(1))] = float(match.group(2))
-    return [found[i] for i in sorted(found)]
 
 
 def test_user_model_runs_on_the_emulated_board(real_main: BuildResult, tmp_path: Path) -> None:
@@ -230,28 +140,11 @@ def test_user_model_runs_on_the_emulated_board(real_main: BuildResult, tmp_path:
     exported_at = time.monotonic()
 
     report_file = tmp_path / "report.json"
-    check = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "generator",
-            "check",
-            str(lib),
-            "--compiler",
-            "gcc-arm",
-            "--example",
-            EXAMPLE,
-            "--json",
-            str(report_file),
-        ],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    check = check_examples(lib, [EXAMPLE], report_file)
     assert check.returncode == 0, check.stdout + check.stderr
     report = json.loads(report_file.read_text())
-    board = _emulated_outputs(report)
+    (example,) = report["examples"]
+    board = emulated_outputs(example)
     assert len(board) == len(exported.reference) == 4, report
 
     error = max(abs(b - r) for b, r in zip(board, exported.reference, strict=True))

@@ -23,7 +23,6 @@ Runs when the upstream URLs resolve (tests/support/upstream.py); skips with the 
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -31,7 +30,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from sketches import (
+    check_examples,
+    emulated_outputs,
+    etmodel_expected,
+    etmodel_sketch,
+    write_model_h,
+)
 
 from generator.boards.linkmode_docs import reason
 from generator.pipeline.run import BuildResult
@@ -49,70 +54,6 @@ FLOAT_ABSOLUTE = 1e-5
 INT8_STEPS = 1.0
 #: The stages of the Static link mode (and the host run): each passes for every model.
 STATIC_STAGES = ("compile", "sizes", "run", "sanitize", "arena")
-OUTPUT_LINE = re.compile(r"^out\[(\d+)\]=(-?[0-9]+\.[0-9]+)$")
-
-#: Each sketch sizes its arena from model.h's `model_pte_arena_bytes` (the board's figure, or
-#: the 64-bit host's under the host build), as data/library_template/examples/AddModel does, and
-#: takes it from malloc: a static array would be the sketch's data, which in the Dynamic link
-#: mode the loader copies into its LLEXT heap.
-SKETCH = """\
-// {name}: the zoo model {model} (tests/fixtures/zoo/), run once on the input of zoo.json.
-
-#include <ETModel.h>
-
-#include <cstdlib>
-
-#include "model.h"
-
-static const size_t kArenaBytes = model_pte_arena_bytes;
-static uint8_t* const arena = static_cast<uint8_t*>(malloc(kArenaBytes));
-
-static ETModel model(model_pte, sizeof(model_pte), arena, arena ? kArenaBytes : 0);
-
-static const float kInput[] = {{{inputs}}};
-
-extern "C" void et_arduino_log(const char* line) {{
-  Serial.print("ET| ");
-  Serial.println(line);
-}}
-
-static void printError() {{
-  Serial.print("ERROR: ");
-  Serial.println(model.error());
-}}
-
-void setup() {{
-  Serial.begin(115200);
-  Serial.println("=== {name} ===");
-  const size_t count = sizeof(kInput) / sizeof(kInput[0]);
-  if (!model.begin() || !model.setInput(0, kInput, count) || !model.run()) {{
-    printError();
-  }} else if (model.output() == nullptr) {{
-    printError();
-  }} else {{
-    Serial.print("Inference: ");
-    Serial.print(model.lastRunMicros());
-    Serial.println(" us");
-    const float* out = model.output();
-    for (size_t i = 0; i < model.outputCount(); i++) {{
-      Serial.print("out[");
-      Serial.print(static_cast<unsigned long>(i));
-      Serial.print("]=");
-      Serial.println(out[i], 6);
-    }}
-    Serial.print("Arena: used ");
-    Serial.print(static_cast<unsigned long>(model.arenaUsed()));
-    Serial.print(" of ");
-    Serial.print(static_cast<unsigned long>(model.arenaSize()));
-    Serial.println(" bytes");
-  }}
-  Serial.println("=== DONE ===");
-}}
-
-void loop() {{
-  delay(1000);
-}}
-"""
 
 
 def example_name(model: str) -> str:
@@ -138,48 +79,13 @@ def write_example(lib: Path, model: str, entry: dict[str, Any]) -> None:
     name = example_name(model)
     folder = lib / "examples" / name
     folder.mkdir()
-    inputs = ", ".join(f"{float(v)!r}f" for v in entry["input"])
-    (folder / f"{name}.ino").write_text(SKETCH.format(name=name, model=model, inputs=inputs))
-    subprocess.run(
-        [
-            sys.executable,
-            str(lib / "extras/tools/pte_to_header.py"),
-            str(ZOO / f"{model}.pte"),
-            "-o",
-            str(folder / "model.h"),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
+    about = (
+        f"{name}: the zoo model {model} (tests/fixtures/zoo/), run once on the input of zoo.json."
     )
-    values = expected(entry)
-    spec = {
-        "must_print": [f"=== {name} ===", "=== DONE ==="],
-        "must_not_print": ["ERROR:"],
-        "arena": True,
-        "timeout_seconds": 120,
-        "values": [
-            {
-                "line_regex": rf"^out\[{i}\]=(-?[0-9]+\.[0-9]+)$",
-                "equals": value,
-                "tolerance": tolerance(entry, i),
-            }
-            for i, value in enumerate(values)
-        ],
-    }
-    (folder / "expected.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
-
-
-def emulated_outputs(example: dict[str, Any], kind: str = "emulated") -> list[float]:
-    """The out[i] values the emulated Cortex-M33 run of `kind` printed ("emulated": the Static
-    firmware; "dynamic": the Dynamic upload file as the loader places it), in index order."""
-    (run,) = [r for r in example["runs"] if r["kind"] == kind]
-    found = {}
-    for line in run["last_lines"]:
-        match = OUTPUT_LINE.match(line.strip())
-        if match:
-            found[int(match.group(1))] = float(match.group(2))
-    return [found[i] for i in sorted(found)]
+    (folder / f"{name}.ino").write_text(etmodel_sketch(name, about, entry["input"]))
+    write_model_h(lib, ZOO / f"{model}.pte", folder)
+    outputs = [(value, tolerance(entry, i)) for i, value in enumerate(expected(entry))]
+    (folder / "expected.yaml").write_text(etmodel_expected(name, outputs))
 
 
 def dynamic_cell(example: dict[str, Any]) -> str:
@@ -222,25 +128,7 @@ def test_every_zoo_model_runs_on_the_emulated_board(real_main: BuildResult, tmp_
     for model, entry in MANIFEST.items():
         write_example(lib, model, entry)
     report_file = tmp_path / "report.json"
-    check = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "generator",
-            "check",
-            str(lib),
-            "--compiler",
-            "gcc-arm",
-            "--example",
-            ",".join(example_name(m) for m in MANIFEST),
-            "--json",
-            str(report_file),
-        ],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    check = check_examples(lib, [example_name(m) for m in MANIFEST], report_file)
     report = json.loads(report_file.read_text()) if report_file.is_file() else {}
     examples = {e["example"]: e for e in report.get("examples", [])}
     rows = []

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sketches import EMPTY_SKETCH
+
 from generator.library.facts import LibraryFacts
 from generator.library.layout import CODEGEN_DIR, LIBRARY_FACTS_FILE, PIN_FILE, PROVENANCE_FILE
 from generator.library.version import library_version
@@ -178,7 +180,7 @@ class FakeBuild:
             f"{CODEGEN_DIR}/RegisterCodegenUnboxedKernelsEverything.cpp": (
                 f"static Kernel kernels[] = {{\n{registration}\n}};\n"
             ),
-            "examples/AddModel/AddModel.ino": "void setup() {}\nvoid loop() {}\n",
+            "examples/AddModel/AddModel.ino": EMPTY_SKETCH,
             PROVENANCE_FILE: (
                 f"ExecuTorch ref: {options.executorch_ref}\nExecuTorch SHA: {sha}\n"
                 f"version.txt: {upstream}\nnote: {self.provenance_note}\n"

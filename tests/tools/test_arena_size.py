@@ -12,7 +12,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ import et_pte
 import pytest
 from et_fixture import DYNAMIC_ADD, FIXTURE_PTE, XNNPACK_ADD
 from reader_fixture import flatc_binary, flatc_json, write_wheel_reader
+from sketches import check_examples, etmodel_expected, etmodel_sketch
 
 from generator.pipeline.models import write_model_header
 from generator.util.errors import FatalError
@@ -206,38 +206,6 @@ def _figures(header: str) -> tuple[int, int]:
 #: bytes less per 8-aligned list (see test_the_figure_covers_an_arena_4_past_an_8_boundary).
 MARGIN = 8
 
-#: A sketch that loads any model.h's program into an arena of exactly its figure and
-#: prints what the load took (loading is where the arena is spent; run() takes nothing).
-PROBE_INO = """\
-#include <ETModel.h>
-#include <cstdlib>
-#include "model.h"
-static uint8_t* const arena = static_cast<uint8_t*>(malloc(model_pte_arena_bytes));
-static ETModel model(model_pte, sizeof(model_pte), arena, arena ? model_pte_arena_bytes : 0);
-void setup() {
-  Serial.begin(115200);
-  Serial.println("=== ArenaProbe ===");
-  if (!model.begin()) {
-    Serial.print("ERROR: ");
-    Serial.println(model.error());
-  }
-  Serial.print("Arena: used ");
-  Serial.print(static_cast<unsigned long>(model.arenaUsed()));
-  Serial.print(" of ");
-  Serial.print(static_cast<unsigned long>(model.arenaSize()));
-  Serial.println(" bytes");
-  Serial.println("=== DONE ===");
-}
-void loop() {}
-"""
-
-PROBE_EXPECTED = """\
-must_print: ["=== DONE ==="]
-must_not_print: ["ERROR:"]
-arena: true
-timeout_seconds: 120
-"""
-
 
 def _zoo_models() -> list[Path]:
     return sorted((REPO_ROOT / "tests" / "fixtures" / "zoo").glob("*.pte"))
@@ -265,33 +233,18 @@ def test_the_figure_matches_the_emulated_board(real_main: Any, tmp_path: Path) -
         name = f"Arena{pte.stem}"
         folder = lib / "examples" / name
         folder.mkdir()
-        (folder / f"{name}.ino").write_text(PROBE_INO)
-        (folder / "expected.yaml").write_text(PROBE_EXPECTED)
+        # No input: the sketch only loads the program (loading is where the arena is spent;
+        # run() takes nothing) into an arena of exactly its figure, and prints what it took.
+        about = f"{name}: loads {pte.name}'s program into an arena of its model.h figure."
+        (folder / f"{name}.ino").write_text(etmodel_sketch(name, about, None))
+        (folder / "expected.yaml").write_text(etmodel_expected(name))
         program = et_pte.read_program(pte.read_bytes(), et_pte.load_reader(reader))
         write_model_header(
             pte, folder / "model.h", operators=program.called_operators, reader=reader
         )
         examples[name] = None
     report_file = tmp_path / "report.json"
-    check = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "generator",
-            "check",
-            str(lib),
-            "--compiler",
-            "gcc-arm",
-            "--example",
-            ",".join(examples),
-            "--json",
-            str(report_file),
-        ],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    check = check_examples(lib, examples, report_file)
     report = json.loads(report_file.read_text())
     rows = []
     for example in examples:

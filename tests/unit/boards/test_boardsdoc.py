@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import pytest
 from check_fixtures import HELLO_EXPECTED, HELLO_SKETCH, write_library
+from facts_fixture import pull_facts
 from github_fake import FakeGitHub
 from sync_fixtures import FakeReport, Runner
 
@@ -26,7 +27,7 @@ from generator.check.run_sketch import RunOutput
 from generator.check.sizes import CoreVerdict, DynamicSizes, Sizes
 from generator.check.stages import StageResult, Status
 from generator.cli.main import main
-from generator.sync.body import PullRequestFacts, render_body
+from generator.sync.body import render_body
 from generator.util.errors import FatalError
 
 PINNED = "main@177dcef6"
@@ -341,11 +342,7 @@ def test_board_data_of_real_reports_gives_the_table() -> None:
 
 def test_the_pr_body_carries_the_section_for_the_readme() -> None:
     section = boards_markdown(REPORT)
-    facts = PullRequestFacts(ref="v1.5.1", sha="b" * 40, base_pin=None, upstream_version="1.5.1",
-                             library_version="1.5.1", base_version=None, op_set=[], kernels=[],
-                             base_kernels=[], added=[], removed=[], changed=[],
-                             check_markdown="CHECK", boards=section)  # fmt: skip
-    body = render_body(facts)
+    body = render_body(pull_facts(boards=section))
     assert "### Boards: the README section to carry over" in body
     assert "replace its boards section with this one" in body
     assert "| | | ❌ AddModel: flash over by 37,264 B | 37,264 B over 122,880 | - |" in body

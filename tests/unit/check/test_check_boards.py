@@ -7,6 +7,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from sketches import EMPTY_SKETCH
 
 from generator.boards.budgets import UNO_Q, ZEPHYR_BOARDS, board_keys, check_boards
 from generator.boards.cores import CORES
@@ -133,7 +134,7 @@ def test_the_boards_macro_reaches_the_sketch_compile_only(tmp_path: Path) -> Non
     from generator.toolchain.objcache import CompileJob, CompileOutcome
 
     (tmp_path / "examples" / "X").mkdir(parents=True)
-    (tmp_path / "examples" / "X" / "X.ino").write_text("void setup() {}\nvoid loop() {}\n")
+    (tmp_path / "examples" / "X" / "X.ino").write_text(EMPTY_SKETCH)
     plan = BuildPlan(
         library=tmp_path, example="X", sketch_dir=Path("examples/X"),
         library_sources=(Path("src/a.cpp"),), sketch_sources=(),

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from check_fixtures import HELLO_EXPECTED, HELLO_SKETCH, needs_tools, write_library
+from sketches import EMPTY_SKETCH
 
 from generator.check.arena import HOST_LIMIT, host_arena_limit
 from generator.check.expected import DONE_LINE, Expected
@@ -69,7 +70,7 @@ BOTH_SHORT_SKETCH = textwrap.dedent(
 )
 
 
-def _sketch(folder: Path, code: str = "void setup() {}\nvoid loop() {}\n") -> Path:
+def _sketch(folder: Path, code: str = EMPTY_SKETCH) -> Path:
     folder.mkdir(parents=True)
     (folder / f"{folder.name}.ino").write_text(code)
     return folder

@@ -6,15 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from facts_fixture import pull_facts, release_facts
 from github_fake import FakeGitHub
 from sync_fixtures import Runner, merge_into_main, report_in
 
 from generator.library.compare import INSTRUCTIONS, SizeRow, instruction_rows, instruction_table
-from generator.release.step import ReleaseFacts, render_notes
-from generator.sync.body import PullRequestFacts, render_body
-
-PIN_A = "a" * 40
-PIN_B = "b" * 40
+from generator.release.step import render_notes
+from generator.sync.body import render_body
 
 
 def _report(**counts: int | None) -> dict[str, Any]:
@@ -67,34 +65,17 @@ def test_the_table_shows_counts_and_the_change_with_its_percentage() -> None:
     assert "| Zero | 1,000 | 0 | +1,000 |" in lines
 
 
-def _facts(**kw: object) -> PullRequestFacts:
-    base: dict[str, object] = dict(
-        ref="v1.5.1",
-        sha=PIN_B,
-        base_pin=PIN_A,
-        upstream_version="1.5.1",
-        library_version="1.5.1",
-        base_version="1.5.0",
-        op_set=["aten::add.out"],
-        kernels=["aten::add.out"],
-        base_kernels=["aten::add.out"],
-        added=[],
-        removed=[],
-        changed=["b"],
-        check_markdown="CHECK-REPORT",
-        sizes=[SizeRow("AddModel", "flash", 90, 100)],
-        base_has_report=True,
-        branch="sync/executorch-bbbbbbbbbbbb",
-    )
-    base.update(kw)
-    return PullRequestFacts(**base)  # type: ignore[arg-type]
-
-
 def test_the_pull_request_body_shows_instructions_with_deltas_after_the_sizes() -> None:
     rows = instruction_rows(
         _report(KeywordSpotting=10_412_000), _report(KeywordSpotting=10_400_000)
     )
-    body = render_body(_facts(instructions=rows))
+    facts = pull_facts(
+        instructions=rows,
+        sizes=[SizeRow("AddModel", "flash", 90, 100)],
+        base_has_report=True,
+        check_markdown="CHECK-REPORT",
+    )
+    body = render_body(facts)
     assert "#### Instructions per inference" in body
     assert "| KeywordSpotting | 10,412,000 | 10,400,000 | +12,000 (+0.1%) |" in body
     assert "`-icount shift=0`" in body
@@ -105,35 +86,21 @@ def test_the_pull_request_body_shows_instructions_with_deltas_after_the_sizes() 
 
 def test_a_base_report_without_counts_is_said_so_and_no_counts_no_section() -> None:
     rows = instruction_rows(_report(KeywordSpotting=10_412_000), _report(KeywordSpotting=None))
-    body = render_body(_facts(instructions=rows))
+    body = render_body(pull_facts(instructions=rows, base_has_report=True))
     assert "| KeywordSpotting | 10,412,000 | n/a | n/a |" in body
     assert "`main`'s check report has no instruction counts, so there are no deltas." in body
-    assert "Instructions per inference" not in render_body(_facts())
-
-
-def _release(**kw: object) -> ReleaseFacts:
-    base: dict[str, object] = dict(
-        version="1.5.1",
-        tag="v1.5.1",
-        commit="c" * 40,
-        previous_tag="v1.5.0",
-        pin=PIN_B,
-        previous_pin=PIN_A,
-        upstream_version="1.5.1",
-        previous_upstream="1.5.0",
-        kernels=["aten::add.out"],
-        previous_kernels=["aten::add.out"],
-        sizes=[SizeRow("AddModel", "flash", 90, 100)],
-        has_report=True,
-        previous_has_report=True,
-    )
-    base.update(kw)
-    return ReleaseFacts(**base)  # type: ignore[arg-type]
+    assert "Instructions per inference" not in render_body(pull_facts(base_has_report=True))
 
 
 def test_the_release_notes_show_instructions_with_deltas_after_the_sizes() -> None:
     rows = instruction_rows(_report(AddModel=73_000), _report(AddModel=74_000))
-    notes = render_notes(_release(instructions=rows))
+    facts = release_facts(
+        instructions=rows,
+        sizes=[SizeRow("AddModel", "flash", 90, 100)],
+        has_report=True,
+        previous_has_report=True,
+    )
+    notes = render_notes(facts)
     assert "## Instructions per inference" in notes
     assert "| Example | 1.5.1: instructions per inference | v1.5.0 | Delta |" in notes
     assert "| AddModel | 73,000 | 74,000 | -1,000 (-1.4%) |" in notes
@@ -142,16 +109,19 @@ def test_the_release_notes_show_instructions_with_deltas_after_the_sizes() -> No
 
 
 def test_the_release_notes_without_counts_or_a_previous_one() -> None:
-    assert "Instructions per inference" not in render_notes(_release())
+    reported = {"has_report": True, "previous_has_report": True}
+    assert "Instructions per inference" not in render_notes(release_facts(**reported))
     first = render_notes(
-        _release(
+        release_facts(
             previous_tag=None,
             instructions=instruction_rows(_report(AddModel=73_000), None),
+            **reported,
         )
     )
     assert "| AddModel | 73,000 | n/a | n/a |" in first
     assert "First release: no deltas." in first.split("## Instructions per inference")[1]
-    old = render_notes(_release(instructions=instruction_rows(_report(AddModel=73_000), {})))
+    rows = instruction_rows(_report(AddModel=73_000), {})
+    old = render_notes(release_facts(instructions=rows, **reported))
     assert "v1.5.0's check report has no instruction counts: no deltas." in old
 
 

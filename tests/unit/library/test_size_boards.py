@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from facts_fixture import pull_facts, release_facts
+
 from generator.library.compare import (
     INSTRUCTIONS,
     SizeRow,
@@ -17,8 +19,8 @@ from generator.library.compare import (
     size_rows,
     size_table,
 )
-from generator.release.step import ReleaseFacts, render_notes
-from generator.sync.body import PullRequestFacts, render_body
+from generator.release.step import render_notes
+from generator.sync.body import render_body
 
 BOARDS_LISTED = {
     "unoq": {"key": "unoq", "name": "Arduino UNO Q"},
@@ -148,46 +150,14 @@ def _two_board_rows() -> list[SizeRow]:
 
 
 def test_the_pull_request_body_shows_sizes_per_board() -> None:
-    facts = PullRequestFacts(
-        ref="v1.5.1",
-        sha="b" * 40,
-        base_pin="a" * 40,
-        upstream_version="1.5.1",
-        library_version="1.5.1",
-        base_version="1.5.0",
-        op_set=["aten::add.out"],
-        kernels=["aten::add.out"],
-        base_kernels=["aten::add.out"],
-        added=[],
-        removed=[],
-        changed=[],
-        check_markdown="CHECK-REPORT",
-        sizes=_two_board_rows(),
-        base_has_report=True,
-        branch="sync/executorch-bbbbbbbbbbbb",
-    )
-    body = render_body(facts)
+    body = render_body(pull_facts(sizes=_two_board_rows(), base_has_report=True))
     assert "| Board | Example | Size | This PR | `main` | Delta |" in body
     assert "| Arduino UNO Q | AddModel | flash (static) | 1,000 B | 900 B | +100 |" in body
     assert "| Arduino Giga R1 | AddModel | flash (static) | 1,200 B | n/a | n/a |" in body
 
 
 def test_the_release_notes_show_sizes_per_board() -> None:
-    facts = ReleaseFacts(
-        version="1.5.1",
-        tag="v1.5.1",
-        commit="c" * 40,
-        previous_tag="v1.5.0",
-        pin="b" * 40,
-        previous_pin="a" * 40,
-        upstream_version="1.5.1",
-        previous_upstream="1.5.0",
-        kernels=["aten::add.out"],
-        previous_kernels=["aten::add.out"],
-        sizes=_two_board_rows(),
-        has_report=True,
-        previous_has_report=True,
-    )
+    facts = release_facts(sizes=_two_board_rows(), has_report=True, previous_has_report=True)
     sizes = render_notes(facts).split("## Sizes\n\n")[1].split("\n\n")[0].splitlines()
     assert sizes == [
         "| Board | Example | Size | 1.5.1 | v1.5.0 | Delta |",

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from et_fixture import Upstream
+from sketches import EMPTY_SKETCH
 
 from generator.boards.budgets import (
     UNO_Q,
@@ -122,7 +123,7 @@ def _library_argv(board: Board, tmp_path: Path) -> tuple[str, ...]:
     (library / "src/lib.cpp").write_text("int x;\n")
     sketch = library / "examples/S"
     sketch.mkdir(parents=True)
-    (sketch / "S.ino").write_text("void setup() {}\nvoid loop() {}\n")
+    (sketch / "S.ino").write_text(EMPTY_SKETCH)
     plan = BuildPlan(
         library, "S", Path("examples/S"), (Path("src/lib.cpp"),), (), (Path("examples/S/S.ino"),)
     )

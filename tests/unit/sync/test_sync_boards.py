@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from facts_fixture import pull_facts
 from github_fake import FakeGitHub
 from sync_fixtures import (
     SHA_OLD,
@@ -35,7 +36,7 @@ from generator.check.stages import StageResult, Status
 from generator.cli.main import main
 from generator.sync import defaults
 from generator.sync import run as command
-from generator.sync.body import MAX_BODY, PullRequestFacts, fitting_body, too_long_note
+from generator.sync.body import MAX_BODY, fitting_body, too_long_note
 from generator.sync.defaults import BoardsReport, sync_board_keys
 from generator.sync.run import SyncOptions
 from generator.util.errors import FatalError
@@ -261,25 +262,19 @@ def test_the_default_check_runs_each_board_with_one_host_run(
 # --- the body within GitHub's limit --------------------------------------------------------
 
 
-def _facts(**kw: Any) -> PullRequestFacts:
-    return PullRequestFacts(ref="v1.5.1", sha="b" * 40, base_pin=None, upstream_version="1.5.1",
-                            library_version="1.5.1", base_version=None, op_set=[], kernels=[],
-                            base_kernels=[], added=[], removed=[], changed=[], **kw)  # fmt: skip
-
-
 def test_a_body_too_long_for_github_leaves_out_the_full_report_then_other_boards_runs() -> None:
     runs = [
         (f"AddModel ({name})", ["x" * 199] * 40) for name in ("Arduino UNO Q", "Arduino Giga R1")
     ]
-    body, left_out = fitting_body(_facts(check_markdown="short", runs=runs), "Arduino UNO Q")
+    body, left_out = fitting_body(pull_facts(check_markdown="short", runs=runs), "Arduino UNO Q")
     assert left_out == [] and "short" in body
     long = "y" * 70_000
-    body, left_out = fitting_body(_facts(check_markdown=long, runs=runs), "Arduino UNO Q")
+    body, left_out = fitting_body(pull_facts(check_markdown=long, runs=runs), "Arduino UNO Q")
     assert left_out == ["the full check report"]
     assert too_long_note(long) in body and "70,000 characters" in body and long not in body
     assert "**AddModel (Arduino Giga R1)**" in body
     many = runs * 4  # 8 runs of 40 lines of 200 characters: over 64 KiB on their own
-    body, left_out = fitting_body(_facts(check_markdown=long, runs=many), "Arduino UNO Q")
+    body, left_out = fitting_body(pull_facts(check_markdown=long, runs=many), "Arduino UNO Q")
     assert left_out == [
         "the full check report",
         "the emulated run output of every board but the Arduino UNO Q",
@@ -288,7 +283,7 @@ def test_a_body_too_long_for_github_leaves_out_the_full_report_then_other_boards
     assert len(body.encode("utf-8")) <= MAX_BODY
     uno_q_only = [runs[0]] * 10
     with pytest.raises(FatalError, match=r"body would be [\d,]+ bytes even without the full"):
-        fitting_body(_facts(check_markdown=long, runs=uno_q_only), "Arduino UNO Q")
+        fitting_body(pull_facts(check_markdown=long, runs=uno_q_only), "Arduino UNO Q")
 
 
 def test_board_part_keeps_one_boards_entries() -> None:

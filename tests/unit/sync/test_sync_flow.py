@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from github_fake import FakeGitHub, GitHubSpec
+from sketches import EMPTY_SKETCH
 from sync_fixtures import (
     MACHINE_NAME,
     NAME,
@@ -372,7 +373,7 @@ def test_failing_check_does_not_update_an_open_pr(
 def test_a_library_that_fails_lint_opens_nothing(
     sync: Runner, fake: FakeGitHub, remote: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    sync.build.extra = {"examples/Broken/Other.ino": "void setup() {}\nvoid loop() {}\n"}
+    sync.build.extra = {"examples/Broken/Other.ino": EMPTY_SKETCH}
     before = git("for-each-ref", cwd=remote)
     with pytest.raises(FatalError, match="fails 1 error of the Library Manager's rules"):
         sync()

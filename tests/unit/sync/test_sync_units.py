@@ -6,12 +6,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from facts_fixture import PIN_A, PIN_B, pull_facts
 
 from generator.library.compare import SizeRow, size_rows, size_table
 from generator.library.facts import kernel_names
 from generator.library.properties import properties_version
 from generator.library.version import tag_versions
-from generator.sync.body import PullRequestFacts, emulated_runs, render_body
+from generator.sync.body import emulated_runs, render_body
 from generator.sync.version_gate import (
     check_version_greater,
     check_version_unused,
@@ -19,9 +20,6 @@ from generator.sync.version_gate import (
 from generator.util.errors import FatalError
 from generator.vcs.git import TOKEN_ENV, git_env
 from generator.vcs.versions import VersionUse
-
-PIN_A = "a" * 40
-PIN_B = "b" * 40
 
 
 def test_version_tagged_is_refused_with_a_suggestion() -> None:
@@ -144,15 +142,13 @@ def test_the_size_table_shows_static_and_dynamic_sizes_with_deltas() -> None:
     assert "| AddModel | RAM (Dynamic) | 190,000 B | 800,000 B | -610,000 |" in lines
 
 
-def facts(**kw: object) -> PullRequestFacts:
-    base: dict[str, object] = dict(
+def test_body_has_every_part_of_issue_point_6() -> None:
+    facts = pull_facts(
         ref="v1.5.1",
         sha=PIN_B,
         base_pin=PIN_A,
-        upstream_version="1.5.1",
         library_version="1.5.1",
         base_version="1.5.0",
-        op_set=["aten::add.out"],
         kernels=["aten::add.out"],
         base_kernels=["aten::add.out", "aten::sub.out"],
         added=["a"],
@@ -161,14 +157,8 @@ def facts(**kw: object) -> PullRequestFacts:
         check_markdown="CHECK-REPORT",
         sizes=[SizeRow("AddModel", "flash", 90, 100)],
         base_has_report=True,
-        branch="sync/executorch-bbbbbbbbbbbb",
     )
-    base.update(kw)
-    return PullRequestFacts(**base)  # type: ignore[arg-type]
-
-
-def test_body_has_every_part_of_issue_point_6() -> None:
-    body = render_body(facts())
+    body = render_body(facts)
     assert f"https://github.com/pytorch/executorch/compare/{PIN_A}...{PIN_B}" in body
     assert f"| ExecuTorch SHA | `{PIN_B}` |" in body
     assert "| Library version | **1.5.1** (base: 1.5.0) |" in body
@@ -188,7 +178,12 @@ def test_body_has_every_part_of_issue_point_6() -> None:
 
 def test_body_for_the_same_pin_and_no_base_report() -> None:
     body = render_body(
-        facts(base_pin=PIN_B, sizes=[SizeRow("AddModel", "flash", 90, None)], base_has_report=False)
+        pull_facts(
+            sha=PIN_B,
+            base_pin=PIN_B,
+            sizes=[SizeRow("AddModel", "flash", 90, None)],
+            base_has_report=False,
+        )
     )
     assert "| Upstream changes | same pin |" in body
     assert "has no `extras/check_report.json`, so there are no deltas" in body
@@ -197,12 +192,12 @@ def test_body_for_the_same_pin_and_no_base_report() -> None:
 def test_a_previous_pin_that_is_not_a_sha_stays_in_its_cell_and_links_nowhere() -> None:
     # the base branch's executorch_pin.txt is anyone's text
     pin = "abc)](https://evil.example) @octocat\n\n# Heading | x`"
-    body = render_body(facts(base_pin=pin))
+    body = render_body(pull_facts(base_pin=pin))
     shown = "`` abc)](https://evil.example) @octocat\\n\\n# Heading \\| x` ``"
     assert f"| Previous pin | {shown} |" in body
     assert "| Upstream changes | n/a (the previous pin is not a commit SHA) |" in body
     assert "\n# Heading" not in body and body.count("evil.example") == 1
-    assert facts(base_pin=pin).compare_url is None
+    assert pull_facts(base_pin=pin).compare_url is None
 
 
 def test_askpass_answers_the_token_without_writing_it() -> None:
@@ -245,7 +240,7 @@ def test_emulated_runs_reads_the_check_report_shape() -> None:
         ]
     }
     assert emulated_runs(report) == [("Hello", ["hi", "=== DONE ==="])]
-    body = render_body(facts(runs=emulated_runs(report)))
+    body = render_body(pull_facts(runs=emulated_runs(report)))
     assert "**Hello**\n```\nhi\n=== DONE ===\n```" in body
 
 
@@ -277,22 +272,22 @@ def test_run_output_cannot_close_its_fence_and_is_capped() -> None:
     runs = emulated_runs(report)
     assert len(runs[0][1]) == MAX_LINES and all(len(line) <= 200 for line in runs[0][1])
     injected = [("AddModel", ["```", "## Library check: passed"])]
-    body = render_body(facts(runs=injected))
+    body = render_body(pull_facts(runs=injected))
     assert "````\n```\n## Library check: passed\n````" in body
 
 
 def test_ci_note_is_a_warning_at_the_top_of_the_body() -> None:
     from generator.sync.body import workflow_token_note
 
-    body = render_body(facts(ci_note=workflow_token_note()))
+    body = render_body(pull_facts(ci_note=workflow_token_note()))
     lines = body.splitlines()
     assert lines[0] == "> [!WARNING]"
     assert lines[1].startswith("> **CI did not run on this pull request:**")
     quoted = lines[: lines.index("")]
     assert all(line.startswith(">") for line in quoted)
     assert "> Until then, close and reopen this pull request to trigger CI." in quoted
-    assert "CI did not run" not in render_body(facts())
-    assert render_body(facts()).startswith("Regenerates the library")
+    assert "CI did not run" not in render_body(pull_facts())
+    assert render_body(pull_facts()).startswith("Regenerates the library")
 
 
 def test_body_carries_the_link_modes_section_for_the_readme() -> None:
@@ -302,9 +297,9 @@ def test_body_carries_the_link_modes_section_for_the_readme() -> None:
         {"core": "main@177dcef6", "pinned": True, "loaded": True, "heap_bytes": 262_144,
          "peak_bytes": 70_104, "errno": 0, "log": [], "short_branches": 0}]}}]}  # fmt: skip
     section = link_modes_markdown(report)
-    body = render_body(facts(link_modes=section))
+    body = render_body(pull_facts(link_modes=section))
     assert "### Link modes: the README section to carry over" in body
     assert "| AddModel | ✅ 70,104 B of 256 KiB |" in body
     # Its Markdown source too, fenced, to paste into the repo's README.
     assert "```markdown\n" + section in body
-    assert "README section to carry over" not in render_body(facts())
+    assert "README section to carry over" not in render_body(pull_facts())

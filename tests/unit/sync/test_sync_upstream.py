@@ -17,13 +17,14 @@ from pathlib import Path
 
 import pytest
 from et_fixture import commit_all, git, init_repo, write_tree
+from facts_fixture import pull_facts
 from git import GitCommandError
 
 from generator.library.layout import EXAMPLES
 from generator.pipeline.components import load_component
 from generator.pipeline.examples import EXAMPLE_DATA, REF_EXAMPLES, plan_examples
 from generator.pipeline.vendor import apply_rule
-from generator.sync.body import PullRequestFacts, render_body
+from generator.sync.body import render_body
 from generator.sync.upstream import (
     MAX_FILES,
     FileChange,
@@ -396,20 +397,13 @@ def test_the_section_stays_small_however_many_files() -> None:
 
 
 def test_the_pull_request_body_carries_the_section(upstream: Repo, tmp_path: Path) -> None:
-    facts = PullRequestFacts(
+    facts = pull_facts(
         ref="main",
         sha=upstream.head,
         base_pin=upstream.base,
         upstream_version="1.6.0",
         library_version="1.6.0",
         base_version="1.5.0",
-        op_set=[],
-        kernels=[],
-        base_kernels=[],
-        added=[],
-        removed=[],
-        changed=[],
-        check_markdown="ok",
     )
     without = render_body(facts)
     assert "examples/arduino" not in without
