@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Part of the ExecuTorch Arduino library generator.
 //
-// Umbrella header: a sketch includes this (or ETModel.h) and gets the
-// ExecuTorch runtime types it needs to load a .pte held in flash and run it.
+// Umbrella header: a sketch includes this (the header library.properties names
+// and the IDE's Sketch > Include Library inserts) or ETModel.h, and gets the
+// whole sketch API: the ExecuTorch runtime types it needs to load a .pte held in
+// flash and run it, and ETModel.
 
 #pragma once
 
@@ -51,3 +53,9 @@
 // This declaration gives that definition C linkage, the name the platform
 // layer calls, whether or not the sketch writes extern "C" itself.
 extern "C" void et_arduino_log(const char* line);
+
+// The sketch API, ETModel, last: it needs everything above. ETModel.h includes
+// this header first; `#pragma once` in both ends the cycle whichever a sketch
+// includes. A class of inline member functions and extern declarations: a
+// sketch that makes no ETModel compiles none of it into its flash.
+#include "ETModel.h"
