@@ -8,7 +8,8 @@ Every Arduino patch is here, in three groups by the step that applies it: `PATCH
 by the patch step; `DTYPE_SELECTIVE_BUILD` by the dtype step (generator/pipeline/dtypes.py), for
 a dtype-selective build only; `PRIM_OPS_ON_SELECTION` and `REGISTRY_CALLS_KERNEL_SELECTION` by
 the kernel-selection step (generator/pipeline/selection.py), whose generated code they call or
-are completed by.
+are completed by. The vendored CMSIS-NN's patch functions, with the text of each one's upstream
+report, are in generator/pipeline/cmsis_nn_patches.py.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from generator import data_dir
 from generator.library.layout import COMPACT_INCLUDE, PLATFORM_DIR, PRIM_OPS_SOURCE
+from generator.pipeline.cmsis_nn_patches import CMSIS_NN_PIN, add_s8_shift
 from generator.util.errors import FatalError
 
 TEMPLATE_PLATFORM = data_dir("library_template") / PLATFORM_DIR / "arduino_pal.cpp"
@@ -297,6 +299,16 @@ PATCHES: tuple[Patch, ...] = (
         "need more (Helium's depthwise convolution) wrote through it; it now fails with a "
         "message, and a larger buffer stays accepted.",
         _cortex_m_scratch_checks,
+    ),
+    Patch(
+        "cmsis-nn-add-shift",
+        "CMSIS-NN's arm_elementwise_add_s8.c shifts signed values left, undefined in C for a "
+        "negative input (lines 208-209 at "
+        f"{CMSIS_NN_PIN[:12]}, `(*input_1_vect++ + input_1_offset) << left_shift`) and a "
+        "negative halfword (lines 138-184, `(b_1 & 0x0FFFF) << left_shift`): the same bits by "
+        "multiplying and by an unsigned shift, unchanged object code on the board (the upstream "
+        "report: generator/pipeline/cmsis_nn_patches.py UPSTREAM_REPORTS).",
+        add_s8_shift,
     ),
     Patch(
         "compact-runtime",

@@ -491,6 +491,35 @@ class Upstream:
         return git(self.executorch, "rev-parse", "HEAD")
 
 
+#: The fixture CMSIS-NN's s8 add: the lines of Source/BasicMathFunctions/arm_elementwise_add_s8.c
+#: (CMSIS-NN dbf45dbf, 138-209) that the patch cmsis-nn-add-shift rewrites, in a function
+#: that compiles.
+ADD_S8 = """\
+#include <stdint.h>
+int32_t add_s8(const int8_t *input_1_vect, const int8_t *input_2_vect, int32_t input_1_offset,
+               int32_t input_2_offset, int32_t a_1, int32_t b_1, int32_t a_2, int32_t b_2,
+               int32_t left_shift)
+{
+    int32_t input_1, input_2, sum = 0;
+        input_1 = (b_1 & 0x0FFFF) << left_shift;
+        input_2 = (b_2 & 0x0FFFF) << left_shift;
+    sum += input_1 + input_2;
+        input_1 = ((b_1 >> 16) & 0x0FFFF) << left_shift;
+        input_2 = ((b_2 >> 16) & 0x0FFFF) << left_shift;
+    sum += input_1 + input_2;
+        input_1 = (a_1 & 0x0FFFF) << left_shift;
+        input_2 = (a_2 & 0x0FFFF) << left_shift;
+    sum += input_1 + input_2;
+        input_1 = ((a_1 >> 16) & 0x0FFFF) << left_shift;
+        input_2 = ((a_2 >> 16) & 0x0FFFF) << left_shift;
+    sum += input_1 + input_2;
+        input_1 = (*input_1_vect++ + input_1_offset) << left_shift;
+        input_2 = (*input_2_vect++ + input_2_offset) << left_shift;
+    return sum + input_1 + input_2;
+}
+"""
+
+
 FLATC_SCRIPT = """#!/bin/sh
 # A stand-in flatc of one version: writes the two schema headers it is asked for, and leaves
 # Python (the program reader) to the executorch wheel's real flatc.
@@ -570,6 +599,8 @@ def make_upstream(tmp: Path, *, fb_version: str = "24.3.25") -> Upstream:
             "Include/arm_nnfunctions.h": "#pragma once\n",
             "Include/Internal/arm_nn_compiler.h": "#pragma once\n",
             "Source/ConvolutionFunctions/arm_convolve_s8.c": "int conv;\n",
+            # What the patch cmsis-nn-add-shift rewrites (generator/pipeline/cmsis_nn_patches.py).
+            "Source/BasicMathFunctions/arm_elementwise_add_s8.c": ADD_S8,
             "Source/ConvolutionFunctions/arm_convolve_f32.c": "float only;\n",
             "Source/ConvolutionFunctions/CMakeLists.txt": "# cmake\n",
             "Source/Bindings/arm_py_module.cpp": "// pybind11\n",
