@@ -281,6 +281,8 @@ def test_a_model_the_library_cannot_run_is_refused_and_nothing_written(
         refused.stderr
     )
     assert "  aten::addmm.out is not registered in the library" in refused.stderr
+    # The exporter names the PyTorch construct the operator came from (et_origins).
+    assert "(from nn.Linear (" in refused.stderr, refused.stderr
     assert "Traceback" not in refused.stderr
     assert sorted(p.name for p in (models / "out").iterdir()) == ["model.h"]
     assert (models / "out" / "model.h").read_text() == "// the user's previous header\n"

@@ -59,6 +59,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import et_model_h  # these from this script's own folder (sys.path above)
+import et_origins
 import et_pte
 import pte_to_header
 
@@ -370,16 +371,27 @@ def _export(model: Any, inputs: tuple[Any, ...]) -> Any:
     return torch.export.export(model, inputs)
 
 
-def export_float(model: Any, inputs: tuple[Any, ...]) -> bytes:
+def _program_bytes(program: Any, origins: dict[str, str] | None) -> bytes:
+    """The .pte of the ExecutorchProgramManager `program`; fills `origins` (when given) with
+    what produced each operator (`et_origins.operator_origins`), for a refusal to name."""
+    if origins is not None:
+        origins.update(et_origins.operator_origins(program.exported_program().graph_module))
+    return bytes(program.buffer)
+
+
+def export_float(
+    model: Any, inputs: tuple[Any, ...], origins: dict[str, str] | None = None
+) -> bytes:
     """The .pte of `model` lowered to portable operators (no partitioner), its constants
-    folded (`fold_constants`).
+    folded (`fold_constants`); `origins`, when given, gets each operator's PyTorch construct
+    (`et_origins.operator_origins`).
 
     Raises:
         ExportError: the exporter does not import. Anything torch.export or exir raise.
     """
     exir = _module("executorch.exir")
     edge = exir.to_edge_transform_and_lower(_export(model, inputs))
-    return bytes(fold_constants(edge).to_executorch().buffer)
+    return _program_bytes(fold_constants(edge).to_executorch(), origins)
 
 
 def fold_constants(edge: Any) -> Any:
@@ -460,10 +472,14 @@ def lower_int8(converted: Any, inputs: tuple[Any, ...], cpu: str) -> Any:
 
 
 def export_int8(
-    model: Any, inputs: tuple[Any, ...], calibration: list[tuple[Any, ...]], cpu: str
+    model: Any,
+    inputs: tuple[Any, ...],
+    calibration: list[tuple[Any, ...]],
+    cpu: str,
+    origins: dict[str, str] | None = None,
 ) -> bytes:
     """The .pte of `model` quantized to int8 for the Cortex-M `cpu` (a key of CPUS):
-    `lower_int8(quantize_int8(...))`.
+    `lower_int8(quantize_int8(...))`; `origins` as `export_float`'s.
 
     The recipe of ExecuTorch's examples/arduino/export_model.py (cff6f4dd, `export_model`);
     the one recipe of this repository (tests/fixtures/zoo/export_zoo.py and
@@ -474,7 +490,7 @@ def export_int8(
             raise.
     """
     edge = lower_int8(quantize_int8(model, inputs, calibration), inputs, cpu)
-    return bytes(edge.to_executorch().buffer)
+    return _program_bytes(edge.to_executorch(), origins)
 
 
 # ---------------------------------------------------------------------------------------
@@ -572,8 +588,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _exported(args: argparse.Namespace) -> bytes:
-    """The .pte bytes of the model the options name (see `main`).
+def _exported(args: argparse.Namespace, origins: dict[str, str]) -> bytes:
+    """The .pte bytes of the model the options name (see `main`); fills `origins`
+    (`export_float`).
 
     Raises:
         ExportError: bad input, or the export failed (its first line).
@@ -591,9 +608,9 @@ def _exported(args: argparse.Namespace) -> bytes:
     inputs = example_inputs(args, model)
     try:
         if args.quantize == "int8":
-            data = export_int8(model, inputs, calibration_inputs(args, inputs), args.cpu)
+            data = export_int8(model, inputs, calibration_inputs(args, inputs), args.cpu, origins)
         else:
-            data = export_float(model, inputs)
+            data = export_float(model, inputs, origins)
     except ExportError:
         raise
     except Exception as e:
@@ -637,6 +654,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     # torch's, torchao's and executorch's own logging, warnings and prints (a failed export
     # prints its graph) would bury the one line this tool prints; --traceback keeps them.
+    origins: dict[str, str] = {}
     quiet = (
         contextlib.nullcontext() if args.traceback else contextlib.redirect_stderr(io.StringIO())
     )
@@ -646,13 +664,18 @@ def _run(args: argparse.Namespace) -> int:
         with warnings.catch_warnings(), quiet:
             if not args.traceback:
                 warnings.simplefilter("ignore")
-            data = _exported(args)
+            data = _exported(args, origins)
     finally:
         logging.disable(logging.NOTSET)
     what = args.model or args.exported
     try:
         header = pte_to_header.header_for(
-            data, source=pte.name, name=args.name, reader=reader, check=not args.no_check
+            data,
+            source=pte.name,
+            name=args.name,
+            reader=reader,
+            check=not args.no_check,
+            origins=origins,
         )
     except pte_to_header.Refused as e:
         pte_to_header.print_pin_message(library, "refused")
