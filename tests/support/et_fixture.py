@@ -257,10 +257,22 @@ _PLAIN_OPS = [
     ("max.dim_max", "max_out", "max"),
     ("topk.values", "topk_values", "topk"),
     ("upsample_bilinear2d.vec_out", "upsample_bilinear2d_vec_out", "upsample_bilinear2d"),
+    # issue 31's: nn.TransformerEncoderLayer's and nn.MultiheadAttention's mask handling
+    ("any.out", "any_out", "any"),
+    ("eq.Scalar_out", "eq_scalar_out", "eq"),
+    ("full_like.out", "full_like_out", "full_like"),
+    ("logical_not.out", "logical_not_out", "logical_not"),
+    ("logical_and.out", "logical_and_out", "logical_and"),
+    ("scalar_tensor.out", "scalar_tensor_out", "scalar_tensor"),
+    ("arange.start_out", "arange_start_out", "arange"),
+    ("le.Scalar_out", "le_scalar_out", "le"),
 ]
+#: Default root ops whose kernel is in another root op's source, as upstream's is (op name,
+#: kernel, the file stem it shares).
+_SHARED_OPS = [("mul.Scalar_out", "mul_scalar_out", "mul")]
 PORTABLE_YAML += "".join(
     f"- op: {op}\n  kernels:\n    - arg_meta: null\n      kernel_name: torch::executor::{k}\n"
-    for op, k, _ in _PLAIN_OPS
+    for op, k, _ in [*_PLAIN_OPS, *_SHARED_OPS]
 ) + (
     "- func: dim_order_ops::_to_dim_order_copy.out(Tensor self, *, bool non_blocking=False, "
     "int[]? dim_order=None, Tensor(a!) out) -> Tensor(a!)\n  kernels:\n    - arg_meta: null\n"
@@ -268,6 +280,10 @@ PORTABLE_YAML += "".join(
 )
 #: Portable op sources the fixture has in all (op_*.cpp).
 FIXTURE_OP_SOURCES = 5 + len(_PLAIN_OPS) + 1
+#: Root ops whose kernel shares another root op's source (so ship no op source of their own).
+FIXTURE_SHARED_OPS = tuple(f"aten::{op}" for op, _, _ in _SHARED_OPS)
+#: Portable operators the fixture's functions.yaml has in all.
+FIXTURE_PORTABLE_OPS = FIXTURE_OP_SOURCES + len(FIXTURE_SHARED_OPS)
 #: The fixture's default op set: every Cortex-M op + the default root ops.
 FIXTURE_CORTEX_M_OPS = {"cortex_m::quantize_per_tensor.out", "cortex_m::quantized_add.out"}
 
@@ -392,7 +408,8 @@ def executorch_files(
                 "executorch/kernels/portable/cpu/scalar_utils.h",
                 "executorch/kernels/portable/cpu/util/broadcast_util.h",
             ],
-        ),
+        )
+        + _op("mul_scalar_out", []),
         "kernels/portable/cpu/op_relu.cpp": _op(
             "relu_out", ["executorch/kernels/portable/cpu/pattern/pattern.h"]
         ),

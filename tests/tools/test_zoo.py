@@ -41,15 +41,20 @@ KERNELS_AT_CFF6F4DD = {
     "aten::_softmax.out": 5,
     "aten::add.out": 5,
     "aten::addmm.out": 7,
+    "aten::any.out": 5,
     "aten::bmm.out": 4,
     "aten::cat.out": 4,
     "aten::convolution.out": 11,
     "aten::div.out": 4,
+    "aten::eq.Scalar_out": 4,
     "aten::expand_copy.out": 5,
     "aten::full.out": 4,
+    "aten::full_like.out": 5,
     "aten::gelu.out": 4,
+    "aten::logical_not.out": 3,
     "aten::max_pool2d_with_indices.out": 9,
     "aten::mean.out": 6,
+    "aten::mul.Scalar_out": 4,
     "aten::mul.out": 4,
     "aten::native_layer_norm.out": 9,
     "aten::permute_copy.out": 4,
@@ -63,6 +68,7 @@ KERNELS_AT_CFF6F4DD = {
     "aten::tanh.out": 3,
     "aten::unsqueeze_copy.out": 4,
     "aten::view_copy.out": 4,
+    "aten::where.self_out": 5,
     "cortex_m::dequantize_per_tensor.out": 8,
     "cortex_m::quantize_per_tensor.out": 8,
     "cortex_m::quantized_conv2d.out": 15,
@@ -80,6 +86,8 @@ KINDS = {
     "Norms": "LayerNorm/BatchNorm",
     "Activations": "GELU/SiLU/sigmoid/tanh",
     "Attention": "matmul, softmax, transpose",
+    "Transformer": "nn.TransformerEncoderLayer (issue 31)",
+    "Mha": "nn.MultiheadAttention with a mask (issue 31)",
     "Int8Mlp": "Cortex-M quantizer: linear",
     "Int8Conv": "Cortex-M quantizer: conv",
 }
@@ -89,8 +97,13 @@ KINDS = {
 #: zoo's exporter) removed from a zoo model's program: the transpose of a Linear's weight,
 #: now a constant. generator/pipeline/opset.py's evidence rows were read from the unfolded
 #: exports, which is what a .pte exported with plain `to_edge` still calls; the op set keeps
-#: the operator (Gru, Lstm and Attention still call it, on activations).
-FOLDED = {"Mlp": {"aten::permute_copy.out"}, "Cnn": {"aten::permute_copy.out"}}
+#: the operator (Gru, Lstm and Attention still call it, on activations). Mha's boolean mask
+#: becomes a float one through a scalar_tensor of -inf in plain `to_edge`; folded, a constant.
+FOLDED = {
+    "Mlp": {"aten::permute_copy.out"},
+    "Cnn": {"aten::permute_copy.out"},
+    "Mha": {"aten::scalar_tensor.out"},
+}
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +159,17 @@ def test_every_zoo_operator_is_in_the_default_op_set() -> None:
     refused = sorted(
         n for n, e in MANIFEST.items() if set(e["operators"]) - set(PREVIOUS_ROOT_OPS) - cortex_m
     )
-    assert refused == ["Activations", "Attention", "Cnn", "Gru", "Lstm", "Mlp", "Norms"]
+    assert refused == [
+        "Activations",
+        "Attention",
+        "Cnn",
+        "Gru",
+        "Lstm",
+        "Mha",
+        "Mlp",
+        "Norms",
+        "Transformer",
+    ]
     assert "aten::addmm.out" in MANIFEST["Mlp"]["operators"]
 
 
@@ -241,3 +264,21 @@ def test_the_exporter_gives_the_committed_bytes(tmp_path: Path) -> None:
     pte, entry = export_zoo.export_model(mlp, lambda data: MANIFEST["Mlp"]["operators"])
     assert pte == (ZOO / "Mlp.pte").read_bytes()
     assert entry == MANIFEST["Mlp"]
+
+
+def test_the_transformer_calls_what_issue_31_found_missing() -> None:
+    # The five operators nn.TransformerEncoderLayer's program called that the default op set
+    # of issue 18 lacked: its attention's mask handling, even with no mask passed.
+    missing_before = {
+        "aten::mul.Scalar_out",
+        "aten::eq.Scalar_out",
+        "aten::logical_not.out",
+        "aten::any.out",
+        "aten::full_like.out",
+    }
+    assert missing_before <= set(MANIFEST["Transformer"]["operators"])
+    assert missing_before <= set(DEFAULT_ROOT_OPS)
+    # The masked MultiheadAttention turns its boolean mask into a float one.
+    assert {"aten::full_like.out", "aten::where.self_out"} <= set(MANIFEST["Mha"]["operators"])
+    assert MANIFEST["Transformer"]["input_shape"] == [4, 1, 16]  # tokens x batch x d_model
+    assert MANIFEST["Mha"]["input_shape"] == [1, 4, 16]  # batch first
