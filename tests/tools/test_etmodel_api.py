@@ -257,3 +257,26 @@ def test_etmodel_asks_the_fallback_flag_by_the_name_selection_defines() -> None:
     assert f'extern "C" bool {FELL_BACK_SYMBOL}(void);' in etmodel
     assert f"{FELL_BACK_SYMBOL}()) {{" in etmodel
     assert "model.h selects no kernels" in etmodel
+
+
+@pytest.mark.e2e
+def test_executorch_h_alone_gives_the_whole_sketch_api(
+    real_main: BuildResult, tmp_path: Path
+) -> None:
+    # The header library.properties names (and the IDE's Include Library inserts): a sketch
+    # including only it got "'ETModel' does not name a type" (issue 31).
+    compiler = shutil.which("g++")
+    if compiler is None:
+        pytest.skip("needs the host's g++")
+    unit = tmp_path / "sketch.cpp"
+    unit.write_text(
+        "#include <ExecuTorch.h>\nETModel* model = nullptr;\n"
+        "int main() { return model == nullptr ? 0 : 1; }\n"
+    )
+    argv = [compiler, "-std=gnu++17", "-fsyntax-only", f"-I{real_main.out / 'src'}", str(unit)]
+    compiled = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert compiled.returncode == 0, compiled.stderr
+    # ETModel.h on its own still works too.
+    unit.write_text("#include <ETModel.h>\nETModel* model = nullptr;\nint main() { return 0; }\n")
+    compiled = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert compiled.returncode == 0, compiled.stderr
