@@ -16,7 +16,6 @@ the board check (`board_check.py`) and the compact runtime's header (`compact.py
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from collections import deque
@@ -34,7 +33,7 @@ from generator.pipeline.components import Component, CopyRule
 from generator.pipeline.patches import TEMPLATE_PLATFORM
 from generator.pipeline.provenance import RefFiles
 from generator.pipeline.sources import ExecutorchSource, ThirdParty
-from generator.util.cache import StepCache, code_version, tree_hash
+from generator.util.cache import StepCache, code_version, scan_tree, tree_hash
 from generator.util.confine import confined_dest, confined_file, confined_path, is_inside
 from generator.util.errors import FatalError
 from generator.util.ui import Reporter
@@ -109,20 +108,7 @@ def _files_below(folder: Path) -> list[tuple[str, bool]]:
     `os.scandir` per folder: the vendoring step walks whole checkouts, where `rglob` plus a
     `stat` per path was most of a warm build's copy time. Folders are entered only when they
     are real folders (never through a symbolic link)."""
-    found: list[tuple[tuple[str, ...], str, bool]] = []
-    pending = [("", os.fspath(folder))]
-    while pending:
-        prefix, path = pending.pop()
-        with os.scandir(path) as entries:
-            for entry in entries:
-                rel = prefix + entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append((rel + "/", entry.path))
-                else:
-                    regular = entry.is_file(follow_symlinks=False)
-                    found.append((tuple(rel.split("/")), rel, regular))
-    found.sort()
-    return [(rel, regular) for _, rel, regular in found]
+    return [(rel, entry.is_file(follow_symlinks=False)) for rel, entry in scan_tree(folder)]
 
 
 @dataclass

@@ -149,15 +149,16 @@ def code_version(*modules: str) -> str:
     return digest.hexdigest()
 
 
-def tree_files(folder: Path) -> list[tuple[str, str]]:
-    """Every file below `folder` as (POSIX path relative to it, absolute path), in the order
-    of `sorted(folder.rglob("*"))`: by path segments. What `rglob` plus `is_file` selects:
-    regular files and symbolic links to them; folders are entered, links to folders not.
+def scan_tree(folder: Path) -> list[tuple[str, os.DirEntry[str]]]:
+    """Every entry below `folder` that is not a real folder, as (POSIX path relative to
+    `folder`, its `os.DirEntry`), sorted by path segments (the order of `sorted(rglob)`).
+    Real folders are entered; a symbolic link to a folder is listed, not entered.
 
     One `os.scandir` per folder, no `Path` per entry: the warm build hashes its tree several
-    times (the step cache's keys), and `rglob` with a `stat` per path was most of that time.
+    times (the step cache's keys) and vendoring walks whole checkouts, and `rglob` with a
+    `stat` per path was most of that time.
     """
-    found: list[tuple[tuple[str, ...], str, str]] = []
+    found: list[tuple[tuple[str, ...], str, os.DirEntry[str]]] = []
     pending = [("", os.fspath(folder))]
     while pending:
         prefix, path = pending.pop()
@@ -166,10 +167,18 @@ def tree_files(folder: Path) -> list[tuple[str, str]]:
                 rel = prefix + entry.name
                 if entry.is_dir(follow_symlinks=False):
                     pending.append((rel + "/", entry.path))
-                elif entry.is_file():
-                    found.append((tuple(rel.split("/")), rel, entry.path))
-    found.sort()
-    return [(rel, path) for _, rel, path in found]
+                else:
+                    found.append((tuple(rel.split("/")), rel, entry))
+    found.sort(key=lambda item: item[0])
+    return [(rel, entry) for _, rel, entry in found]
+
+
+def tree_files(folder: Path) -> list[tuple[str, str]]:
+    """Every file below `folder` as (POSIX path relative to it, absolute path), in the order
+    of `sorted(folder.rglob("*"))`: by path segments. What `rglob` plus `is_file` selects:
+    regular files and symbolic links to them; folders are entered, links to folders not
+    (`scan_tree`)."""
+    return [(rel, entry.path) for rel, entry in scan_tree(folder) if entry.is_file()]
 
 
 def tree_hash(folder: Path) -> str:
