@@ -21,11 +21,12 @@ import pytest
 import test_sync_attacks as attacks
 import test_sync_secrets as secrets_tests
 from github_fake import FakeGitHub
-from sync_fixtures import NAME, OWNER, SHA_OLD, TOKEN, branches, git, ls_tree
+from sync_fixtures import NAME, OWNER, SHA_OLD, TOKEN, Runner, branches, git, ls_tree
 
 from generator.sync import stage
-from generator.sync.body import PullRequestFacts, render_body
+from generator.sync.body import PullRequestFacts, commit_message, render_body
 from generator.sync.verify import no_workflow_commands
+from generator.util.errors import FatalError
 
 #: The sync command line of these tests (`--publish` or nothing added).
 ARGS = ["sync", "--repo", f"{OWNER}/{NAME}", "--executorch-ref", "v1.5.1"]
@@ -386,3 +387,116 @@ def test_publish_ends_in_a_traceback_on_a_manifest_fact_of_another_type(
     assert result.returncode != 0 and fake.pulls == {}
     assert "Traceback" not in result.stderr, result.stderr[-600:]
     assert "op_set" in result.stderr
+
+
+# -- MEDIUM: the token in the environment of git's ssh -------------------------------------
+
+
+def test_a_git_over_ssh_gets_the_token_in_its_environment(
+    sync: Runner, tmp_path: Path, gitenv: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MEDIUM (plain `sync` with an ssh `--remote`, which `token_url_problem` lets pass as
+    carrying no token). `GitEnv.run` puts EXECUTORCH_SYNC_GIT_TOKEN into the environment of
+    every clone, fetch, push and ls-remote, whatever the URL, so the ssh that git starts for
+    an ssh remote inherits it, and so does every program ssh runs from its config:
+    `ProxyCommand`, `LocalCommand`, `KnownHostsCommand`, `Match exec`. That config is
+    `~/.ssh/config`, which the untrusted child (the same user) may write: the snapshot
+    covers git's config only. Here a stand-in for ssh (`GIT_SSH_COMMAND`, since OpenSSH reads
+    the passwd entry's home, not $HOME, and a test may not write there) records the
+    environment it was given. Fix: give the token variable only to a git whose URL
+    `token_url_problem` says carries the token (https, loopback http), and run ssh as
+    `ssh -F /dev/null -o BatchMode=yes` (or with a config read before the child)."""
+    leak = tmp_path / "ssh_env.txt"
+    stand_in = tmp_path / "ssh.sh"
+    stand_in.write_text(f"#!/bin/sh\nenv > {leak}\nexit 1\n")
+    stand_in.chmod(0o755)
+    monkeypatch.setenv("GIT_SSH_COMMAND", str(stand_in))
+    with pytest.raises(FatalError):
+        sync(remote="ssh://git@example.invalid/acme/ExecuTorch.git")
+    seen = leak.read_text()  # git did run its ssh
+    assert "GIT_ASKPASS=" in seen
+    assert TOKEN not in seen, "the ssh transport (and what its config runs) got the token"
+
+
+# -- LOW: names that a case-insensitive or HFS+ file system reads as git's own ----------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        ".gitattribute\u017f",  # LONG S: case-folds to "s" (.gitattributes)
+        ".gitmodule\u017f",  # the same for .gitmodules
+        ".g\u200cit",  # ZERO WIDTH NON-JOINER: HFS+ ignores it (.git; git's protectHFS)
+        ".git\ufeff",  # BYTE ORDER MARK: ignored by HFS+ too
+    ],
+)
+def test_the_digest_accepts_names_other_file_systems_read_as_gits(
+    tmp_path: Path, name: str
+) -> None:
+    """LOW (a publish on macOS or Windows: a plain `sync` there, or `--publish` run by hand).
+    `_staged_files` compares `name.lower().rstrip(". ")` with GIT_NAMES; `str.lower` keeps
+    U+017F (Unicode CaseFolding.txt folds it to "s", and its upper case is "S": a volume that
+    compares names case-insensitively by Unicode may take it for "s"), and the code points
+    HFS+ ignores in names (git/git `utf8.c`, `next_hfs_char`, the CVE-2014-9390 fix:
+    U+200C..U+200F, U+202A..U+202E, U+206A..U+206F, U+FEFF) are kept. On such a file system
+    the copied folder is git's `.git` (a nested repository whose config runs: the first
+    review's critical) or its `.gitattributes` / `.gitmodules`. Fix: compare
+    `unicodedata.normalize("NFC", name).casefold()` with the HFS-ignorable code points
+    removed (as git's `is_hfs_dotgit`), or refuse every name outside `[A-Za-z0-9._+-]`."""
+    tree = tmp_path / "library"
+    (tree / "src" / name).mkdir(parents=True)
+    (tree / "src" / name / "config").write_text("[core]\n\tfsmonitor = touch /tmp/x\n")
+    with pytest.raises(FatalError, match="a name git interprets"):
+        stage.tree_digest(tree)
+
+
+# -- LOW: trailers in the sync commit's message ----------------------------------------------
+
+
+def test_the_commit_message_takes_trailers_from_the_staged_upstream_version() -> None:
+    """LOW. `commit_message` writes the manifest's upstream_version (the ref's version.txt,
+    any JSON string) as it is: its line breaks add lines to the sync commit's message, so a
+    ref chooses trailers the bot's commit carries, e.g. `Co-authored-by:` (GitHub then shows
+    that person as an author of the commit) or `Signed-off-by:`. Fix: refuse a staged
+    upstream_version with control characters (read_stage), or write it with `!r`."""
+    message = commit_message(
+        "v1.5.1",
+        "b" * 40,
+        "1.5.1",
+        "1.5.1\n\nCo-authored-by: Someone Else <someone@example.invalid>",
+    )
+    forged = [line for line in message.splitlines() if line.startswith("Co-authored-by:")]
+    assert not forged, f"the staged version adds trailers to the commit: {forged}"
+
+
+# -- LOW: the runner's file commands are found without their variables -----------------------
+
+
+def test_child_env_hides_the_runner_file_command_variables_not_their_folder(
+    tmp_path: Path,
+) -> None:
+    """LOW (a plain `sync` run inside an Actions step; the workflow does not, and the
+    threat model says such a step's shell holds the token anyway). `RUNNER_ENVS` keeps
+    GITHUB_ENV, GITHUB_PATH, GITHUB_OUTPUT and GITHUB_STEP_SUMMARY from the child "so a step
+    cannot set later steps' environment", but `RUNNER_TEMP` passes (the `RUNNER_` prefix),
+    and the runner keeps those files in `$RUNNER_TEMP/_runner_file_commands/` (actions/runner,
+    `FileCommandManager`): the child lists that folder and appends `BASH_ENV=` or
+    `NODE_OPTIONS=--require ...` to set_env_<id>, running its code in every later step of the
+    job, whatever secrets those hold. Fix: refuse a plain `sync` when GITHUB_ACTIONS=true
+    (use the two jobs), or give the child no RUNNER_*/GITHUB_WORKSPACE paths."""
+    commands = tmp_path / "_temp" / "_runner_file_commands"
+    commands.mkdir(parents=True)
+    set_env = commands / "set_env_0f1e2d3c"
+    set_env.write_text("")
+    env = {
+        "GITHUB_ENV": str(set_env),
+        "RUNNER_TEMP": str(tmp_path / "_temp"),
+        "GITHUB_ACTIONS": "true",
+        "PATH": "/bin",
+    }
+    kept = stage.child_env(env)
+    assert "GITHUB_ENV" not in kept  # the variable is withheld
+    reachable = [
+        name for name, value in kept.items() if value and set_env.is_relative_to(Path(value))
+    ]
+    assert not reachable, f"the child finds {set_env.name} below {reachable}"
