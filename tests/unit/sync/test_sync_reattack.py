@@ -500,3 +500,40 @@ def test_child_env_hides_the_runner_file_command_variables_not_their_folder(
         name for name, value in kept.items() if value and set_env.is_relative_to(Path(value))
     ]
     assert not reachable, f"the child finds {set_env.name} below {reachable}"
+
+
+# -- LOW: a deep staged tree is a traceback --------------------------------------------------
+
+#: Folders deep: past Python's recursion limit (1000), with a path of 2,200 characters,
+#: within PATH_MAX (4096).
+DEPTH = 1100
+
+
+def test_the_digest_of_a_very_deep_staged_tree_is_no_traceback(tmp_path: Path) -> None:
+    """LOW (no traceback on bad input; publish dies before anything is cloned). `tree_digest`
+    walks the staged tree with `os.walk`, which recurses once per folder level in Python 3.11
+    (the version the workflows install): a staged library nested 1,100 folders deep (a path
+    of 2,200 characters, well within PATH_MAX) raises RecursionError, which `error_handler`
+    does not turn into a message. Fix: walk with an explicit stack (or `os.fwalk` with a depth
+    count) and refuse a tree deeper, or with more files, than a generated library can be
+    (a FatalError naming the limit)."""
+    tree = tmp_path / "library"
+    tree.mkdir()
+    fds = [os.open(tree, os.O_RDONLY)]
+    try:
+        for _ in range(DEPTH):
+            os.mkdir("a", dir_fd=fds[-1])
+            fds.append(os.open("a", os.O_RDONLY, dir_fd=fds[-1]))
+        os.close(os.open("x.h", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fds[-1]))
+        try:
+            stage.tree_digest(tree)  # a digest, or a refusal with a message: both are fine
+        except FatalError:
+            pass
+        except RecursionError:
+            pytest.fail("tree_digest raised RecursionError: a traceback in publish", False)
+    finally:
+        os.unlink("x.h", dir_fd=fds[-1])
+        for parent in reversed(fds[:-1]):
+            os.close(fds.pop())
+            os.rmdir("a", dir_fd=parent)
+        os.close(fds.pop())
