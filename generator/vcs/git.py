@@ -48,7 +48,13 @@ from git.exc import BadName
 from generator.library.facts import LibraryFacts, read_facts
 from generator.util.errors import FatalError
 from generator.util.tempdirs import owned_temp_dir
-from generator.util.urls import REFUSAL, check_token_url, no_proxy_with_loopback, refuse_transport
+from generator.util.urls import (
+    REFUSAL,
+    carries_token,
+    check_token_url,
+    no_proxy_with_loopback,
+    refuse_transport,
+)
 from generator.vcs.failures import redact_urls
 
 #: The environment variable the askpass script reads the token from (set for git only).
@@ -61,10 +67,18 @@ SYNC_PREFIX = "sync/"
 
 #: Options put before every git command: no credential helper may store (or offer) a
 #: password, no signing prompt, no hooks of the machine, no file-system monitor (a
-#: `core.fsmonitor` of any config git reads is a program git runs in status, add, commit).
+#: `core.fsmonitor` of any config git reads is a program git runs in status, add, commit),
+#: and no per-user ignore or attribute rules (their defaults, `$XDG_CONFIG_HOME/git/ignore`
+#: and `.../git/attributes` (git-config(1), core.excludesFile, core.attributesFile), are
+#: files an untrusted build of the same user may write: they would leave out or rewrite what
+#: is committed).
 _SAFE_CONFIG = (
     "-c",
     "core.fsmonitor=false",
+    "-c",
+    "core.excludesFile=/dev/null",
+    "-c",
+    "core.attributesFile=/dev/null",
     "-c",
     "credential.helper=",
     "-c",
@@ -243,9 +257,9 @@ class GitEnv:
             GitFailure: git exited non-zero (callers turn it into a FatalError).
             FatalError: the token source could not give a token.
         """
-        env = self.env
-        if self.token is not None and _talks_to_remote(args):
-            env = {**env, TOKEN_ENV: self.token.current()}
+        env = {**self.env, TOKEN_ENV: ""}
+        if self.token is not None and _talks_to_remote(args) and self._carries(args, cwd):
+            env[TOKEN_ENV] = self.token.current()
         status, out, err = Git(str(cwd) if cwd else None).execute(
             ["git", *_SAFE_CONFIG, *args],
             env=env,
@@ -255,6 +269,43 @@ class GitEnv:
         if status != 0:
             raise GitFailure(args[0], int(status), str(out), str(err))
         return str(out).strip()
+
+    def _carries(self, args: Sequence[str], cwd: Path | None) -> bool:
+        """Whether the remote of `git args...` (a remote-talking verb) is a URL the token goes
+        over (`carries_token`: https, loopback http), as git resolves it: a remote's fetch
+        or push URL, or a URL after insteadOf. Any other (ssh, a path, one not resolved)
+        gets no token in its environment: git's ssh runs what `~/.ssh/config` says
+        (ProxyCommand, LocalCommand, Match exec), which the untrusted build may write."""
+        operand = _remote_operand(args)
+        if operand is None:
+            return False
+        plain = GitEnv(self.env, None)
+        push = ["--push"] if args[0] == "push" else []
+        queries = (
+            ["remote", "get-url", "--all", *push, "--", operand],
+            ["ls-remote", "--get-url", "--", operand],
+        )
+        for query in queries:
+            try:
+                urls = plain.run(query, cwd=cwd).splitlines()
+            except GitFailure:
+                continue
+            return bool(urls) and all(carries_token(url) for url in urls)
+        return False
+
+
+def _remote_operand(args: Sequence[str]) -> str | None:
+    """The remote (a name or a URL) `git args...` talks to: the first operand after the verb
+    (after `--` for clone), or None."""
+    rest = list(args[1:])
+    if "--" in rest and args[0] == "clone":
+        rest = rest[rest.index("--") + 1 :]
+    for i, arg in enumerate(rest):
+        if arg in ("--", "--end-of-options"):
+            return rest[i + 1] if i + 1 < len(rest) else None
+        if not arg.startswith("-"):
+            return arg
+    return None
 
 
 class GitFailure(Exception):
@@ -298,7 +349,8 @@ def git_env(token: str | TokenSource | None, global_config: str | None = None) -
             "GIT_TERMINAL_PROMPT": "0",
             # an ssh remote must fail instead of prompting
             "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"),
-            TOKEN_ENV: token if isinstance(token, str) else "",
+            # set per command, for a remote the token goes to only (`GitEnv.run`)
+            TOKEN_ENV: "",
         }
         # plain http (loopback only) must not go through a proxy to another machine
         no_proxy = no_proxy_with_loopback(os.environ.get("no_proxy") or os.environ.get("NO_PROXY"))
