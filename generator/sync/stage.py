@@ -346,7 +346,8 @@ def _check_name(name: str, rel: str) -> None:
     """
     if git_name(name) in GIT_NAMES:
         raise FatalError(
-            f"the staged library holds {rel!r}, a name git interprets (a repository, or "
+            f"the staged library holds {rel if rel.isascii() and rel.isprintable() else repr(rel)}"
+            ", a name git interprets (a repository, or "
             "its ignore, attribute or submodule rules, on some file system): refusing to "
             "publish it"
         )
