@@ -6,6 +6,7 @@ Rendering is a pure step: `PullRequestFacts` in, text out (the Jinja2 template
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -171,7 +172,10 @@ def pr_title(facts: PullRequestFacts) -> str:
 
 
 def commit_message(ref: str, sha: str, version: str, upstream_version: str) -> str:
-    """The sync commit's message: names the ref, the SHA and the version."""
+    """The sync commit's message: names the ref, the SHA and the version. A value that is
+    not one plain word (the staged version.txt is the ref's text) is written as a Python
+    literal (`repr`), so it cannot add lines, and with them trailers, to the message."""
+    ref, sha, version, upstream_version = map(_one_word, (ref, sha, version, upstream_version))
     return (
         f"Sync ExecuTorch {ref} ({sha[:12]}) as library {version}\n\n"
         f"ExecuTorch ref: {ref}\n"
@@ -179,6 +183,14 @@ def commit_message(ref: str, sha: str, version: str, upstream_version: str) -> s
         f"ExecuTorch version.txt: {upstream_version}\n"
         f"Library version: {version}\n"
     )
+
+
+#: What a commit message takes as it is: a ref, a SHA or a version (no space or control).
+_ONE_WORD = re.compile(r"[0-9A-Za-z._+/@-]{1,256}")
+
+
+def _one_word(text: str) -> str:
+    return text if _ONE_WORD.fullmatch(text) else repr(text)
 
 
 def render_body(facts: PullRequestFacts) -> str:
@@ -202,6 +214,7 @@ def render_body(facts: PullRequestFacts) -> str:
         instructions_note=INSTRUCTIONS_NOTE,
         instructions_base=any(row.base is not None for row in facts.instructions),
         fence=code_fence,
+        code=inline_code,
         upstream=upstream_markdown(facts.upstream) if facts.upstream is not None else "",
     )
 

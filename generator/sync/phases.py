@@ -20,6 +20,7 @@ from generator.sync.committed_report import committed_report
 from generator.sync.context import FULL_SHA
 from generator.sync.defaults import sync_board_keys, to_stderr, to_stdout
 from generator.sync.options import BuildFn, CheckFn, CheckReportLike, ConnectFn, SyncOptions
+from generator.sync.upstream_stage import prepare_comparison
 from generator.util.cache import default_cache_dir
 from generator.util.errors import FatalError
 from generator.util.urls import refuse_credentials
@@ -142,7 +143,8 @@ def prepare(
         options.build.cache_dir or default_cache_dir(): "<cache>",
     }
     data = committed_report(report.to_dict(), roots)
-    digest = stage.write_stage(staged, built, report.passed, report.to_markdown(), data)
+    upstream = prepare_comparison(options, built.sha)
+    digest = stage.write_stage(staged, built, report.passed, report.to_markdown(), data, upstream)
     output = os.environ.get("GITHUB_OUTPUT")
     if output:
         with open(output, "a", encoding="utf-8") as f:

@@ -18,7 +18,7 @@ from generator.pipeline.run import BuildResult
 from generator.sync.body import PullRequestFacts, emulated_runs, workflow_token_note
 from generator.sync.context import Clone, Run
 from generator.sync.options import CheckReportLike
-from generator.sync.upstream import arduino_changes
+from generator.sync.upstream_stage import comparison_for
 from generator.vcs import git as g
 from generator.workflows.render import installed_drift
 
@@ -71,10 +71,9 @@ def pull_request_facts(
         base=run.options.base,
         ci_note=workflow_token_note() if run.options.workflow_token else None,
         workflow_drift=installed_drift(clone.worktree),
-        upstream=arduino_changes(
-            build.executorch_repo,
-            base_facts.pin,
-            built.sha,
-            build.cache_dir,
+        # the prepare phase's comparison, checked (`upstream_stage`): no git runs here in the
+        # build's cache, which the untrusted build may have written
+        upstream=comparison_for(
+            getattr(report, "upstream", None), base_facts.pin, built.sha, build.executorch_repo
         ),
     )

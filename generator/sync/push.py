@@ -3,12 +3,14 @@ push whose pull request then fails is undone (unless the pull request stands).""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
 from git import Repo
 
+from generator.library.layout import CHECK_REPORT_FILE, GENERATED_PATHS
 from generator.pipeline.run import BuildResult
 from generator.sync.body import commit_message
 from generator.sync.context import Clone, Run
@@ -18,13 +20,58 @@ from generator.vcs import git as g
 
 
 def commit_sync(run: Run, clone: Clone, built: BuildResult) -> str:
-    """Commit the staged tree as the bot; returns the commit's SHA."""
-    return g.commit(
+    """Commit the staged tree as the bot; returns the commit's SHA, once the commit is seen to
+    hold the built tree (`check_committed`).
+
+    Raises:
+        FatalError: see `check_committed`.
+    """
+    commit = g.commit(
         clone.lib,
         commit_message(built.ref, built.sha, built.library_version, built.upstream_version),
         run.options.identity,
         run.genv,
     )
+    check_committed(run, clone, built.out, commit)
+    return commit
+
+
+#: Files of the built tree that sync itself rewrites before it commits (the check report as
+#: committed, and the examples' sketches, whose header comment gets the loader verdicts):
+#: their path and mode are compared, not their bytes.
+_REWRITTEN = (CHECK_REPORT_FILE,)
+
+
+def check_committed(run: Run, clone: Clone, library: Path, commit: str) -> None:
+    """Refuse a commit that is not the built tree: every file of `library` below the
+    generated paths must be in `commit` with its executable bit and (but for the files sync
+    rewrites) its bytes, so no ignore or attribute rule of any git config left a file out
+    or converted it.
+
+    Raises:
+        FatalError: naming the first file that differs; nothing was pushed.
+    """
+    listing = run.genv.run(["ls-tree", "-r", "-z", "--full-tree", commit], cwd=clone.worktree)
+    committed: dict[str, tuple[str, str]] = {}
+    for entry in filter(None, listing.split("\0")):
+        meta, name = entry.split("\t", 1)
+        mode, _, blob = meta.split(" ")
+        committed[name] = (mode, blob)
+    for path in sorted(library.rglob("*")):
+        rel = path.relative_to(library).as_posix()
+        if not path.is_file() or rel.split("/")[0] not in GENERATED_PATHS:
+            continue
+        mode = "100755" if path.stat().st_mode & 0o111 else "100644"
+        data = path.read_bytes()
+        blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # git's object id
+        got = committed.get(rel)
+        rewritten = rel in _REWRITTEN or (rel.startswith("examples/") and rel.endswith(".ino"))
+        if got is None or got[0] != mode or (got[1] != blob and not rewritten):
+            raise FatalError(
+                f"the sync commit does not hold the built {rel!r} as built ("
+                f"{'missing' if got is None else 'another mode or other bytes'}): a git "
+                "ignore or attribute rule changed it; nothing was pushed"
+            )
 
 
 def push_and_open(

@@ -43,6 +43,7 @@ import signal
 import stat
 import subprocess
 import sys
+import unicodedata
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -52,6 +53,8 @@ from generator.library.layout import PIN_FILE, PROPERTIES_FILE
 from generator.library.properties import properties_version
 from generator.pipeline.run import BuildResult
 from generator.sync import subreaper
+from generator.sync.staged_facts import check_versions, staged_build
+from generator.sync.upstream_stage import UPSTREAM_JSON, staged_comparison
 from generator.util.errors import FatalError
 
 #: Environment variables that hold the library repo's credentials; never passed to the
@@ -70,6 +73,10 @@ GIT_NAMES = frozenset({".git", ".gitignore", ".gitattributes", ".gitmodules"})
 #: The most bytes read of one staged file: the manifest and the reports, a library file.
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 MAX_TREE_FILE_BYTES = 512 * 1024 * 1024
+#: The deepest and largest staged tree taken: the generated library of
+#: cff6f4dd32e6 (1.5.0) is 7 folders deep with 519 files and folders.
+MAX_TREE_DEPTH = 64
+MAX_TREE_ENTRIES = 200_000
 #: Linux prctl(2) option: whether the process may be dumped (and its /proc files read).
 PR_SET_DUMPABLE = 4
 PR_GET_DUMPABLE = 3
@@ -80,15 +87,20 @@ CAP_SYS_PTRACE = 19
 
 
 #: Variables of an Actions step the unprivileged child of a plain `sync` does not get: the
-#: files through which a step sets later steps' environment, PATH, outputs and summary, and
-#: the runner's own tokens (GitHub Docs, "Workflow commands for GitHub Actions": environment
-#: files; "Variables": default environment variables).
+#: files through which a step sets later steps' environment, PATH, outputs and summary
+#: (GitHub Docs, "Workflow commands for GitHub Actions": environment files), the runner's
+#: temporary folder, which holds those files (`$RUNNER_TEMP/_runner_file_commands/`:
+#: actions/runner, src/Runner.Worker/FileCommandManager.cs), and the runner's own tokens
+#: ("Variables": default environment variables). This hides the folder's name only: the
+#: same user may still find it (below `$HOME`, in `/proc`), so inside an Actions job only
+#: the two phases in separate jobs keep the ref's code from the later steps.
 RUNNER_ENVS = (
     "GITHUB_ENV",
     "GITHUB_PATH",
     "GITHUB_OUTPUT",
     "GITHUB_STATE",
     "GITHUB_STEP_SUMMARY",
+    "RUNNER_TEMP",
     "ACTIONS_RUNTIME_TOKEN",
     "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
     "ACTIONS_ID_TOKEN_REQUEST_URL",
@@ -127,8 +139,12 @@ CHILD_ENV_PREFIXES = (
     "GITHUB_",
     "RUNNER_",
 )
-#: Names that never go to the child, whatever the lists say: credentials by their name.
-SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|PRIVATE_KEY|CREDENTIAL|_PAT$", re.I)
+#: Names that never go to the child, whatever the lists say: credentials by their name
+#: (a token, a personal access token as a word of the name, a key of any kind, a secret, a
+#: password or passphrase, a credential, an auth value).
+SECRET_NAME = re.compile(
+    r"TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|AUTH|KEY|(?:^|_)PAT(?:_|$)", re.I
+)
 #: A variable naming more variables for the child (comma-separated; those matching
 #: `SECRET_NAME` are still dropped), e.g. what a test harness passes its hooks.
 CHILD_ENV_EXTRA = "EXECUTORCH_SYNC_CHILD_ENV"
@@ -248,39 +264,93 @@ def executable_files(root: Path) -> list[str]:
 
 
 def _staged_files(root: Path) -> list[tuple[str, Path, int]]:
-    """(relative path, path, st_mode) of every regular file below `root`, sorted by path.
+    """(relative path, path, st_mode) of every regular file below `root`, sorted by path,
+    walked with an explicit stack (`os.walk` recurses once per folder level in Python 3.11,
+    so a deep tree would be a RecursionError), at most `MAX_TREE_DEPTH` folders deep and
+    `MAX_TREE_ENTRIES` entries.
 
     Raises:
-        FatalError: see `tree_digest`.
+        FatalError: see `tree_digest`; a tree deeper or bigger than those limits.
     """
     if root.is_symlink() or not root.is_dir():
         raise FatalError(f"the staged library {root} is not a folder")
     found = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in [*dirnames, *filenames]:
-            path = Path(dirpath) / name
+    entries = 0
+    stack: list[tuple[Path, int]] = [(root, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        if depth > MAX_TREE_DEPTH:
+            rel = folder.relative_to(root).as_posix()
+            raise FatalError(
+                f"the staged library is over {MAX_TREE_DEPTH} folders deep (at "
+                f"{rel[:200]!r}...), deeper than a generated library: refusing to publish it"
+            )
+        with os.scandir(folder) as listing:
+            names = sorted(entry.name for entry in listing)
+        entries += len(names)
+        if entries > MAX_TREE_ENTRIES:
+            raise FatalError(
+                f"the staged library holds over {MAX_TREE_ENTRIES} files and folders, more "
+                "than a generated library: refusing to publish it"
+            )
+        for name in names:
+            path = folder / name
             rel = path.relative_to(root).as_posix()
-            if name.lower().rstrip(". ") in GIT_NAMES:
-                raise FatalError(
-                    f"the staged library holds {rel}, a name git interprets (a repository, or "
-                    "its ignore, attribute or submodule rules): refusing to publish it"
-                )
+            _check_name(name, rel)
             info = path.lstat()
             mode = info.st_mode
             if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
                 raise FatalError(
-                    f"the staged library holds {rel}, which is no regular file or folder "
+                    f"the staged library holds {rel!r}, which is no regular file or folder "
                     "(a symbolic link or a special file): refusing to publish it"
                 )
             if stat.S_ISREG(mode) and info.st_nlink > 1:
                 # a file outside the stage under a second name: giving it its mode would
                 # change that file
                 raise FatalError(
-                    f"the staged library holds {rel}, a hard link: refusing to publish it"
+                    f"the staged library holds {rel!r}, a hard link: refusing to publish it"
                 )
-            if stat.S_ISREG(mode):
+            if stat.S_ISDIR(mode):
+                stack.append((path, depth + 1))
+            else:
                 found.append((rel, path, mode))
     return sorted(found)
+
+
+#: Default_Ignorable_Code_Point (Unicode 15.1, DerivedCoreProperties.txt): code points a
+#: file system or a renderer may drop from a name. They include every one git's `utf8.c`
+#: (`next_hfs_char`, the CVE-2014-9390 fix, git/git v2.2.1) says HFS+ ignores:
+#: U+200C..U+200F, U+202A..U+202E, U+206A..U+206F, U+FEFF.
+_IGNORABLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+
+
+def git_name(name: str) -> str:
+    """`name` as a file system that folds case by Unicode, normalises it or ignores
+    invisible code points (HFS+, APFS, NTFS, and NTFS's dropping of trailing dots and
+    spaces) may take it: NFKC, case-folded (U+017F LONG S is "s"), default-ignorable code
+    points removed, trailing dots and spaces dropped. `_check_name` compares this with
+    `GIT_NAMES`."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return unicodedata.normalize("NFKC", _IGNORABLE.sub("", folded)).rstrip(". ")
+
+
+def _check_name(name: str, rel: str) -> None:
+    """Refuse a path component that git, on some file system, takes for one of its own.
+
+    Raises:
+        FatalError: `git_name(name)` is in `GIT_NAMES`.
+    """
+    if git_name(name) in GIT_NAMES:
+        raise FatalError(
+            f"the staged library holds {rel if rel.isascii() and rel.isprintable() else repr(rel)}"
+            ", a name git interprets (a repository, or "
+            "its ignore, attribute or submodule rules, on some file system): refusing to "
+            "publish it"
+        )
 
 
 def _read_regular(path: Path, limit: int) -> bytes:
@@ -309,11 +379,14 @@ def _read_regular(path: Path, limit: int) -> bytes:
 
 @dataclass(frozen=True)
 class StagedReport:
-    """The check report as the prepare phase staged it (`CheckReportLike`)."""
+    """The check report as the prepare phase staged it (`CheckReportLike`), and its
+    comparison of upstream's `examples/arduino/` (`upstream_stage.staged_comparison`,
+    checked; None: none staged)."""
 
     passed: bool
     markdown: str
     data: dict[str, Any]
+    upstream: dict[str, Any] | None = None
 
     def to_markdown(self) -> str:
         return self.markdown
@@ -323,16 +396,23 @@ class StagedReport:
 
 
 def write_stage(
-    stage: Path, built: BuildResult, passed: bool, markdown: str, data: dict[str, Any]
+    stage: Path,
+    built: BuildResult,
+    passed: bool,
+    markdown: str,
+    data: dict[str, Any],
+    upstream: dict[str, Any],
 ) -> str:
-    """Write the report and the manifest beside `built.out` (which must be
-    `stage/library`); returns the tree's digest."""
+    """Write the report, the upstream comparison (`upstream_stage.prepare_comparison`) and
+    the manifest beside `built.out` (which must be `stage/library`); returns the tree's
+    digest."""
     if built.out.resolve() != (stage / LIBRARY_DIR).resolve():
         raise FatalError(f"the build wrote {built.out}, not {stage / LIBRARY_DIR}")
     digest = tree_digest(built.out)
     facts = {k: v for k, v in asdict(built).items() if k != "out"}
     (stage / REPORT_JSON).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     (stage / REPORT_MD).write_text(markdown)
+    (stage / UPSTREAM_JSON).write_text(json.dumps(upstream, indent=2, sort_keys=True) + "\n")
     manifest = {
         "format": MANIFEST_FORMAT,
         "digest": digest,
@@ -364,6 +444,7 @@ def read_stage(stage: Path, expected: str | None = None) -> tuple[BuildResult, S
         manifest = json.loads(_read_regular(stage / MANIFEST_FILE, MAX_REPORT_BYTES))
         data = json.loads(_read_regular(stage / REPORT_JSON, MAX_REPORT_BYTES))
         markdown = _read_regular(stage / REPORT_MD, MAX_REPORT_BYTES).decode()
+        upstream = json.loads(_read_regular(stage / UPSTREAM_JSON, MAX_REPORT_BYTES))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise FatalError(
             f"{stage} is not a folder `sync --prepare` wrote ({type(e).__name__}: {e})"
@@ -388,16 +469,15 @@ def read_stage(stage: Path, expected: str | None = None) -> tuple[BuildResult, S
     facts = manifest.get("build")
     if not isinstance(facts, dict) or not isinstance(data, dict):
         raise FatalError(f"{stage / MANIFEST_FILE} lacks the build's facts")
-    try:
-        built = BuildResult(out=library, **facts)
-    except TypeError as e:
-        raise FatalError(f"{stage / MANIFEST_FILE} has unexpected build facts: {e}") from None
+    built = staged_build(facts, library, stage / MANIFEST_FILE)
     _check_own_facts(built)
+    check_versions(built, stage / MANIFEST_FILE)
     _check_report_examples(data, library)
     for rel, path, mode in _staged_files(library):
         if bool(mode & 0o111) != (rel in executable):
             path.chmod(0o755 if rel in executable else 0o644)
-    return built, StagedReport(bool(manifest.get("passed")), markdown, data)
+    compared = staged_comparison(upstream, stage / UPSTREAM_JSON)
+    return built, StagedReport(manifest.get("passed") is True, markdown, data, compared)
 
 
 def _check_own_facts(built: BuildResult) -> None:
@@ -417,9 +497,10 @@ def _check_own_facts(built: BuildResult) -> None:
     )
     if version != built.library_version or sha != built.sha:
         raise FatalError(
-            f"the staged manifest says library {built.library_version} with ExecuTorch "
-            f"{built.sha!r}, but the staged library holds version {version} ({PROPERTIES_FILE}) "
-            f"and pin {sha!r} ({PIN_FILE}): refusing to publish it"
+            f"the staged manifest says library {built.library_version[:100]!r} with ExecuTorch "
+            f"{built.sha[:100]!r}, but the staged library holds version {version!r} "
+            f"({PROPERTIES_FILE}) and pin {sha and sha[:100]!r} ({PIN_FILE}): refusing to "
+            "publish it"
         )
 
 

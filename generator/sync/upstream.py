@@ -312,7 +312,8 @@ def _compare(repo: git.Repo, url: str, old: str, new: str, link: str | None) -> 
         return not_compared(f"the build's clone lacks the new commit {new[:12]}")
     if not _has_commit(repo, old):
         try:
-            fetch_commit(repo, old)
+            # by URL: the URL the build was asked for, not what the clone's origin now says
+            fetch_commit(repo, old, url)
         except git.GitCommandError as e:
             reason = git_reason(str(e.stderr or e)).replace("\n", "; ")
             return not_compared(

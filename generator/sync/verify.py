@@ -18,7 +18,10 @@ from generator.sync.context import Clone, Run
 from generator.sync.options import CheckReportLike
 from generator.util.cache import default_cache_dir
 from generator.util.errors import FatalError
+from generator.util.workflow_commands import no_workflow_commands
 from generator.vcs import git as g
+
+__all__ = ["check_built", "lint_clone", "no_workflow_commands"]
 
 
 def lint_clone(run: Run, clone: Clone, built: BuildResult) -> None:
@@ -37,19 +40,6 @@ def lint_clone(run: Run, clone: Clone, built: BuildResult) -> None:
             "rule), so the Library Manager would not publish it; no pull request was opened "
             "or updated"
         )
-
-
-def no_workflow_commands(text: str) -> str:
-    """`text` with a backslash before each line that would start with `::` (leading blanks
-    aside), which the Actions runner would take for a workflow command (`::error`,
-    `::add-mask::`, `::stop-commands::`) in the job that holds the token: the report and the
-    body come from the untrusted check. Markdown shows `\\:` as `:`."""
-    lines = text.splitlines(keepends=True)
-    for i, line in enumerate(lines):
-        rest = line.lstrip(" \t")
-        if rest.startswith("::"):
-            lines[i] = line[: len(line) - len(rest)] + "\\" + rest
-    return "".join(lines)
 
 
 def check_built(

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from generator.util.workflow_commands import no_workflow_commands
+
 
 class FatalError(Exception):
     """A failure the user can act on.
@@ -39,7 +41,8 @@ def error_handler() -> Iterator[None]:
     try:
         yield
     except FatalError as e:
-        print(f"error: {e}", file=sys.stderr)
+        # a message may quote untrusted text (a staged manifest, git's stderr)
+        print(no_workflow_commands(f"error: {e}"), file=sys.stderr)
         raise SystemExit(e.exit_code) from None
     except OSError as e:
         print(f"error: {describe_os_error(e)}", file=sys.stderr)

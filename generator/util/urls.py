@@ -105,6 +105,15 @@ def is_loopback(host: str) -> bool:
     return address.version == 4 and address.is_loopback
 
 
+def carries_token(url: str) -> bool:
+    """Whether git sends the token to `url` at all: https, or plain http to loopback (what
+    `token_url_problem` allows of the schemes that take a password). Every other git (ssh,
+    a path, `git://`) gets no token in its environment."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    return scheme in ("https", "http") and token_url_problem(url) is None
+
+
 def token_url_problem(url: str) -> str | None:
     """Why the GitHub token may not be sent to `url`, or None when it may.
 

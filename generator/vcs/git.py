@@ -48,8 +48,21 @@ from git.exc import BadName
 from generator.library.facts import LibraryFacts, read_facts
 from generator.util.errors import FatalError
 from generator.util.tempdirs import owned_temp_dir
-from generator.util.urls import REFUSAL, check_token_url, no_proxy_with_loopback, refuse_transport
+from generator.util.urls import (
+    REFUSAL,
+    carries_token,
+    check_token_url,
+    no_proxy_with_loopback,
+    refuse_transport,
+)
 from generator.vcs.failures import redact_urls
+
+# The bot's identity lives in vcs/identity.py; these names stay importable from here.
+from generator.vcs.identity import DEFAULT_BOT_EMAIL as DEFAULT_BOT_EMAIL
+from generator.vcs.identity import DEFAULT_BOT_NAME as DEFAULT_BOT_NAME
+from generator.vcs.identity import Identity as Identity
+from generator.vcs.identity import check_identity as check_identity
+from generator.vcs.identity import git_stored as git_stored
 
 #: The environment variable the askpass script reads the token from (set for git only).
 TOKEN_ENV = "EXECUTORCH_SYNC_GIT_TOKEN"
@@ -61,10 +74,18 @@ SYNC_PREFIX = "sync/"
 
 #: Options put before every git command: no credential helper may store (or offer) a
 #: password, no signing prompt, no hooks of the machine, no file-system monitor (a
-#: `core.fsmonitor` of any config git reads is a program git runs in status, add, commit).
+#: `core.fsmonitor` of any config git reads is a program git runs in status, add, commit),
+#: and no per-user ignore or attribute rules (their defaults, `$XDG_CONFIG_HOME/git/ignore`
+#: and `.../git/attributes` (git-config(1), core.excludesFile, core.attributesFile), are
+#: files an untrusted build of the same user may write: they would leave out or rewrite what
+#: is committed).
 _SAFE_CONFIG = (
     "-c",
     "core.fsmonitor=false",
+    "-c",
+    "core.excludesFile=/dev/null",
+    "-c",
+    "core.attributesFile=/dev/null",
     "-c",
     "credential.helper=",
     "-c",
@@ -90,65 +111,6 @@ print(answer)
 """
 #: The folder holding the `generator` package (a checkout's root, or site-packages).
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]
-
-
-#: The bot that commits syncs and tags releases, unless --bot-name/--bot-email say otherwise.
-DEFAULT_BOT_NAME = "executorch-arduino-bot"
-DEFAULT_BOT_EMAIL = "executorch-arduino-bot@users.noreply.github.com"
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Who the bot's commits are by (author and committer); never the machine's identity."""
-
-    name: str
-    email: str
-
-
-def _crud(c: str) -> bool:
-    """What git strips from both ends of a name or email (git `ident.c`, `crud()`)."""
-    return ord(c) <= 32 or c in ".,:;<>\"\\'"
-
-
-def git_stored(value: str) -> str:
-    """`value` as git stores it in a commit or tag as a name or email: leading and trailing
-    crud (`_crud`) stripped, then every `<`, `>` and newline dropped (git `ident.c`,
-    `strbuf_addstr_without_crud`, which `fmt_ident` applies to both)."""
-    start, end = 0, len(value)
-    while start < end and _crud(value[start]):
-        start += 1
-    while end > start and _crud(value[end - 1]):
-        end -= 1
-    return "".join(c for c in value[start:end] if c not in "<>\n")
-
-
-def check_identity(
-    identity: Identity, name_option: str = "--bot-name", email_option: str = "--bot-email"
-) -> Identity:
-    """Refuse a bot name or email that git would store differently, or that holds control
-    characters; returns `identity` unchanged.
-
-    Raises:
-        FatalError: naming the option, the value as given (repr) and as git would store it.
-    """
-    for option, value, example in (
-        (name_option, identity.name, "executorch-arduino-bot"),
-        (email_option, identity.email, "bot@users.noreply.github.com"),
-    ):
-        stored = git_stored(value)
-        if not stored:
-            raise FatalError(
-                f"{option} {value!r} is empty once git strips what it does not store (space, "
-                f"control characters and . , : ; < > \" \\ ' at the ends): give e.g. {example}"
-            )
-        if any(not c.isprintable() for c in value) or stored != value:
-            raise FatalError(
-                f"{option} {value!r} would be stored by git as {stored!r} (git strips space, "
-                "control characters and . , : ; < > \" \\ ' at the ends and drops < > and "
-                "newlines), and sync would then not recognise its own commits: give "
-                f"{stored!r} or another value git keeps as it is"
-            )
-    return identity
 
 
 class TokenSource(Protocol):
@@ -243,9 +205,9 @@ class GitEnv:
             GitFailure: git exited non-zero (callers turn it into a FatalError).
             FatalError: the token source could not give a token.
         """
-        env = self.env
-        if self.token is not None and _talks_to_remote(args):
-            env = {**env, TOKEN_ENV: self.token.current()}
+        env = {**self.env, TOKEN_ENV: ""}
+        if self.token is not None and _talks_to_remote(args) and self._carries(args, cwd):
+            env[TOKEN_ENV] = self.token.current()
         status, out, err = Git(str(cwd) if cwd else None).execute(
             ["git", *_SAFE_CONFIG, *args],
             env=env,
@@ -255,6 +217,43 @@ class GitEnv:
         if status != 0:
             raise GitFailure(args[0], int(status), str(out), str(err))
         return str(out).strip()
+
+    def _carries(self, args: Sequence[str], cwd: Path | None) -> bool:
+        """Whether the remote of `git args...` (a remote-talking verb) is a URL the token goes
+        over (`carries_token`: https, loopback http), as git resolves it: a remote's fetch
+        or push URL, or a URL after insteadOf. Any other (ssh, a path, one not resolved)
+        gets no token in its environment: git's ssh runs what `~/.ssh/config` says
+        (ProxyCommand, LocalCommand, Match exec), which the untrusted build may write."""
+        operand = _remote_operand(args)
+        if operand is None:
+            return False
+        plain = GitEnv(self.env, None)
+        push = ["--push"] if args[0] == "push" else []
+        queries = (
+            ["remote", "get-url", "--all", *push, "--", operand],
+            ["ls-remote", "--get-url", "--", operand],
+        )
+        for query in queries:
+            try:
+                urls = plain.run(query, cwd=cwd).splitlines()
+            except GitFailure:
+                continue
+            return bool(urls) and all(carries_token(url) for url in urls)
+        return False
+
+
+def _remote_operand(args: Sequence[str]) -> str | None:
+    """The remote (a name or a URL) `git args...` talks to: the first operand after the verb
+    (after `--` for clone), or None."""
+    rest = list(args[1:])
+    if "--" in rest and args[0] == "clone":
+        rest = rest[rest.index("--") + 1 :]
+    for i, arg in enumerate(rest):
+        if arg in ("--", "--end-of-options"):
+            return rest[i + 1] if i + 1 < len(rest) else None
+        if not arg.startswith("-"):
+            return arg
+    return None
 
 
 class GitFailure(Exception):
@@ -298,7 +297,8 @@ def git_env(token: str | TokenSource | None, global_config: str | None = None) -
             "GIT_TERMINAL_PROMPT": "0",
             # an ssh remote must fail instead of prompting
             "GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"),
-            TOKEN_ENV: token if isinstance(token, str) else "",
+            # set per command, for a remote the token goes to only (`GitEnv.run`)
+            TOKEN_ENV: "",
         }
         # plain http (loopback only) must not go through a proxy to another machine
         no_proxy = no_proxy_with_loopback(os.environ.get("no_proxy") or os.environ.get("NO_PROXY"))

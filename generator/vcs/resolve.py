@@ -88,7 +88,7 @@ def _ls_remote(repo: git.Repo, names: Sequence[str]) -> dict[str, str]:
     return refs
 
 
-def _fetch(repo: git.Repo, what: str) -> None:
+def _fetch(repo: git.Repo, what: str, remote: str = "origin") -> None:
     """Fetch `what` (a ref name or a full SHA): commits and trees, no blobs.
 
     One commit deep while the clone is shallow or empty; a clone that holds full history
@@ -102,7 +102,7 @@ def _fetch(repo: git.Repo, what: str) -> None:
         args.insert(0, "--depth=1")
     # `what` may come from a file (the base branch's pin): never read as an option
     # (`--upload-pack=CMD` would run CMD for a local or ssh remote); git >= 2.24
-    repo.git.fetch(*args, "--end-of-options", "origin", what)
+    repo.git.fetch(*args, "--end-of-options", remote, what)
 
 
 def _unknown(url: str, ref: str, *, pinned: bool) -> FatalError:
@@ -243,11 +243,12 @@ def resolve_and_fetch(repo: git.Repo, url: str, ref: str, *, pinned: bool = Fals
     raise _unknown(url, ref, pinned=pinned)
 
 
-def fetch_commit(repo: git.Repo, sha: str) -> None:
+def fetch_commit(repo: git.Repo, sha: str, remote: str = "origin") -> None:
     """Fetch the commit `sha` into the cached clone `repo` as a build fetches one: with its
-    trees, no blobs, one commit deep while the clone is shallow (`_fetch`).
+    trees, no blobs, one commit deep while the clone is shallow (`_fetch`), from `remote`
+    (a remote's name, or a URL: then no `remote.<name>.*` setting of the clone applies).
 
     Raises:
         git.GitCommandError: git's failure (the remote lacks it, or cannot be reached).
     """
-    _fetch(repo, sha)
+    _fetch(repo, sha, remote)

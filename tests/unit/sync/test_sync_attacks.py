@@ -220,7 +220,7 @@ def test_publish_checks_versions_of_the_manifest_but_pushes_the_trees_own(
     pushed = [b for b in branches(remote) if b.startswith("sync/")]
     assert not pushed and fake.pulls == {}, f"pushed {pushed} for a manifest the tree belies"
     assert result.returncode == 1
-    assert "holds version 0.0.1 (library.properties)" in result.stderr
+    assert "holds version '0.0.1' (library.properties)" in result.stderr
 
 
 def test_publish_follows_a_staged_report_md_symlink_into_its_own_environ(

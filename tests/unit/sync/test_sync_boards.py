@@ -204,8 +204,8 @@ def test_two_boards_give_both_boards_rows_and_the_uno_qs_link_modes(
     assert "| Board | Example | Size | This PR | `main` | Delta |" in check_part
     assert "| Arduino UNO Q | AddModel | flash (static) | 122,756 B | n/a | n/a |" in check_part
     assert "| Arduino Giga R1 | AddModel | flash (static) | 122,052 B | n/a | n/a |" in check_part
-    assert "**AddModel (Arduino UNO Q)**" in check_part and "=== AddModel on unoq ===" in body
-    assert "**AddModel (Arduino Giga R1)**" in check_part and "=== AddModel on giga ===" in body
+    assert "**`AddModel (Arduino UNO Q)`**" in check_part and "=== AddModel on unoq ===" in body
+    assert "**`AddModel (Arduino Giga R1)`**" in check_part and "=== AddModel on giga ===" in body
     # The full check report: both boards'.
     assert body.count("## Library check: ✅ passed") == 2
 
@@ -272,14 +272,16 @@ def test_a_body_too_long_for_github_leaves_out_the_full_report_then_other_boards
     body, left_out = fitting_body(pull_facts(check_markdown=long, runs=runs), "Arduino UNO Q")
     assert left_out == ["the full check report"]
     assert too_long_note(long) in body and "70,000 characters" in body and long not in body
-    assert "**AddModel (Arduino Giga R1)**" in body
+    assert "**`AddModel (Arduino Giga R1)`**" in body
     many = runs * 4  # 8 runs of 40 lines of 200 characters: over 64 KiB on their own
     body, left_out = fitting_body(pull_facts(check_markdown=long, runs=many), "Arduino UNO Q")
     assert left_out == [
         "the full check report",
         "the emulated run output of every board but the Arduino UNO Q",
     ]
-    assert "**AddModel (Arduino Giga R1)**" not in body and "**AddModel (Arduino UNO Q)**" in body
+    assert (
+        "**`AddModel (Arduino Giga R1)`**" not in body and "**`AddModel (Arduino UNO Q)`**" in body
+    )
     assert len(body.encode("utf-8")) <= MAX_BODY
     uno_q_only = [runs[0]] * 10
     with pytest.raises(FatalError, match=r"body would be [\d,]+ bytes even without the full"):

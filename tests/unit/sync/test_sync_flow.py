@@ -86,7 +86,7 @@ def test_first_sync_opens_a_labelled_pr_from_a_bot_commit(
     assert "`aten::add.out`, `aten::mul.out`" in body
     assert "**9** added, **0** removed, **0** changed" in body
     assert "### Check: passed" in body and "**check passed**" in body
-    assert "**AddModel**\n```\n=== AddModel ===\n[2, 3, 4]\n```" in body
+    assert "**`AddModel`**\n```\n=== AddModel ===\n[2, 3, 4]\n```" in body
     assert "host run" not in body
     assert "| AddModel | flash (static) | 100,000 B | n/a | n/a |" in body
     assert "- [ ] Release `v0.2.0` after the merge: run the Release workflow" in body

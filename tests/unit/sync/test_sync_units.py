@@ -205,7 +205,9 @@ def test_askpass_answers_the_token_without_writing_it() -> None:
     with git_env(token) as genv:
         script = genv.env["GIT_ASKPASS"]
         assert token not in Path(script).read_text()
-        env = {TOKEN_ENV: genv.env[TOKEN_ENV], "PATH": "/usr/bin:/bin"}
+        # The token is no part of the git environment: GitEnv.run adds it for one https git.
+        assert genv.env[TOKEN_ENV] == ""
+        env = {TOKEN_ENV: token, "PATH": "/usr/bin:/bin"}
         user = subprocess.run(
             [script, "Username for 'https://github.com': "],
             env=env,
@@ -241,7 +243,7 @@ def test_emulated_runs_reads_the_check_report_shape() -> None:
     }
     assert emulated_runs(report) == [("Hello", ["hi", "=== DONE ==="])]
     body = render_body(pull_facts(runs=emulated_runs(report)))
-    assert "**Hello**\n```\nhi\n=== DONE ===\n```" in body
+    assert "**`Hello`**\n```\nhi\n=== DONE ===\n```" in body
 
 
 def test_redact_hides_the_token_also_as_an_exception_repr_shows_it() -> None:
