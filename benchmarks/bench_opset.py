@@ -4,7 +4,8 @@
         [--ref main] [--work DIR] [--previous LIB] [--default LIB] [--example NAME]
 
 Builds (or takes, with --previous/--default) two libraries of the same ref: one with the
-previous default root ops (`build --ops` with `generator.pipeline.opset.PREVIOUS_ROOT_OPS`) and one
+previous default root ops (`build --ops` with
+`generator.pipeline.default_ops.PREVIOUS_ROOT_OPS`) and one
 with today's default (`DEFAULT_ROOT_OPS`). For each it reports:
 
 - the library on disk: files, bytes, and the sources Arduino compiles (`.c`, `.cpp`, `.S` under
@@ -44,7 +45,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script from anywhere
 
-from generator.pipeline.opset import DEFAULT_ROOT_OPS, PREVIOUS_ROOT_OPS  # noqa: E402
+from generator.pipeline.default_ops import DEFAULT_ROOT_OPS, PREVIOUS_ROOT_OPS  # noqa: E402
 
 SOURCE_SUFFIXES = (".c", ".cpp", ".S")
 

@@ -80,8 +80,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator.library.layout import CODEGEN_DIR, PRIM_OPS_SOURCE
+from generator.pipeline.default_ops import PREVIOUS_ROOT_OPS
 from generator.pipeline.models import TOOLS_DIR, import_tool, registered_prim_ops
-from generator.pipeline.opset import PREVIOUS_ROOT_OPS
 from generator.pipeline.patches import (
     KERNEL_SELECTION_BANNER,
     KERNEL_SELECTION_HOOK,

@@ -17,7 +17,7 @@ from generator.check.backends import GCC_ARM
 from generator.check.compile import plan_build
 from generator.library.layout import CODEGEN_DIR, PLATFORM_DIR
 from generator.pipeline.codegen import count_kernels
-from generator.pipeline.opset import DEFAULT_ROOT_OPS
+from generator.pipeline.default_ops import DEFAULT_ROOT_OPS
 from generator.pipeline.run import BuildResult
 from generator.toolchain.gcc import CORE_INCLUDES
 from generator.toolchain.objcache import CompileJob, ObjectCache

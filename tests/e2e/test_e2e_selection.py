@@ -19,7 +19,7 @@ import pytest
 from generator.check.backends import select_toolchain
 from generator.check.compile import compile_example, plan_build
 from generator.check.run import run_check
-from generator.pipeline.opset import PREVIOUS_ROOT_OPS
+from generator.pipeline.default_ops import PREVIOUS_ROOT_OPS
 from generator.pipeline.run import BuildResult
 from generator.toolchain.objcache import ObjectCache
 

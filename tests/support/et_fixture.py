@@ -214,7 +214,7 @@ _PLAIN_OPS = [
     ("slice_copy.Tensor_out", "slice_copy_Tensor_out", "slice_copy"),
     ("_softmax.out", "softmax_out", "softmax"),
     ("mean.out", "mean_dim_out", "mean"),
-    # the default root ops issue 18 added (generator/pipeline/opset.py DEFAULT_ROOT_OPS)
+    # the default root ops issue 18 added (generator/pipeline/default_ops.py DEFAULT_ROOT_OPS)
     ("addmm.out", "addmm_out", "addmm"),
     ("bmm.out", "bmm_out", "bmm"),
     ("convolution.out", "convolution_out", "convolution"),

@@ -26,7 +26,7 @@ from generator.library.layout import (
     PROPERTIES_FILE,
     PROVENANCE_FILE,
 )
-from generator.pipeline.opset import DEFAULT_ROOT_OPS
+from generator.pipeline.default_ops import DEFAULT_ROOT_OPS
 from generator.pipeline.run import BuildOptions, build_library
 from generator.vcs.git import facts_at
 

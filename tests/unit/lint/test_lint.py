@@ -465,7 +465,7 @@ def test_the_template_passes_but_for_the_readme_the_library_repo_owns(tmp_path: 
     (lib / "library.properties").write_text(
         render(
             "library.properties.jinja",
-            p=SimpleNamespace(library_version="1.5.0", upstream_version="1.5.0"),
+            p=SimpleNamespace(library_version="1.5.0", upstream_version="1.5.0", ref="v1.5.0"),
         )
     )
     (lib / "LICENSE").write_text("BSD License\n")

@@ -31,9 +31,9 @@ from et_fixture import (
 
 import generator.pipeline.flatc
 from generator.cli.main import main
+from generator.pipeline.default_ops import DEFAULT_ROOT_OPS
 from generator.pipeline.opset import (
     CORTEX_M_YAML,
-    DEFAULT_ROOT_OPS,
     PORTABLE_YAML,
     PRIM_OPS_SOURCE,
     select_op_set,

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from generator.library.layout import PRIM_OPS_SOURCE
-from generator.pipeline.opset import DEFAULT_ROOT_OPS, PREVIOUS_ROOT_OPS
+from generator.pipeline.default_ops import DEFAULT_ROOT_OPS, PREVIOUS_ROOT_OPS
 from generator.pipeline.patches import OPERATOR_REGISTRY
 from generator.pipeline.selection import (
     FALLBACK_ROOT_OPS,
