@@ -34,8 +34,11 @@ LOCK_SUFFIX = ".lock"
 #: git of ours outlives its run), and no submodule recursion: the checkout holds gitlinks
 #: (third-party/flatcc, ...) that git counts as submodules, and a fetch of every branch
 #: (a short SHA's lookup) failed on "Could not access submodule 'third-party/flatcc'". The
-#: components are cached clones of their own, pinned by those gitlinks.
+#: components are cached clones of their own, pinned by those gitlinks. No reflogs: a cache
+#: needs none, and a short SHA's fetch of every branch (8,387 on the ExecuTorch mirror) would
+#: write one file per branch that every run's `_repair` walks.
 _GIT_OPTIONS = [
+    "core.logAllRefUpdates=false",
     "gc.autoDetach=false",
     "maintenance.autoDetach=false",
     "fetch.recurseSubmodules=false",
@@ -111,11 +114,11 @@ def _repair(repos: Path, path: Path) -> None:
     git_dir = path / ".git"
     if not git_dir.is_dir():
         return
-    stale = sorted(p for p in git_dir.rglob(f"*{LOCK_SUFFIX}") if p.is_file())
+    stale = _lock_files(git_dir)
     if stale:
         # A git still running there removes its own locks when it ends.
         _wait_for_orphans(path)
-        stale = sorted(p for p in git_dir.rglob(f"*{LOCK_SUFFIX}") if p.is_file())
+        stale = _lock_files(git_dir)
     for lock in stale:
         try:
             lock.unlink()
@@ -133,6 +136,26 @@ def _repair(repos: Path, path: Path) -> None:
             f"the cached clone {path} held git's lock files of a run that was stopped; "
             f"removed {names}"
         )
+
+
+#: A folder of loose objects (`objects/<2 hex digits>`): git writes no lock file there.
+_LOOSE_OBJECTS = re.compile(r"[0-9a-f]{2}")
+
+
+def _lock_files(git_dir: Path) -> list[Path]:
+    """Every regular `*.lock` file under `git_dir`, sorted; the loose-object folders are not
+    entered (git's lock files are its index, refs, config, packs' and graphs' indexes, never
+    a loose object: lockfile.c users in git 2.39)."""
+    found = []
+    for folder, subfolders, files in os.walk(git_dir):
+        if os.path.basename(folder) == "objects":
+            subfolders[:] = [d for d in subfolders if not _LOOSE_OBJECTS.fullmatch(d)]
+        for name in files:
+            if name.endswith(LOCK_SUFFIX):
+                lock = Path(folder, name)
+                if lock.is_file():
+                    found.append(lock)
+    return sorted(found)
 
 
 #: How long a run waits for a git that a stopped run left working in a clone (seconds).

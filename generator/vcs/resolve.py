@@ -168,6 +168,8 @@ def _short_sha(repo: git.Repo, url: str, prefix: str, *, pinned: bool) -> str:
         args.append("--unshallow")
     try:
         repo.git.fetch(*args, "--end-of-options", "origin", "+refs/heads/*:refs/remotes/origin/*")
+        # One file for every branch otherwise, which every later run's repair walks.
+        repo.git.pack_refs("--all", "--prune")
     except git.GitCommandError as e:
         stderr = str(e.stderr or e)
         folder = str(repo.working_dir)

@@ -215,6 +215,43 @@ def test_stale_git_locks_are_removed_and_named(
     assert not list(clone.glob(".git/**/*.lock"))
 
 
+def test_stale_locks_in_refs_and_packs_are_removed_but_loose_objects_are_not_walked(
+    tmp_path: Path, up: Upstream, refs: Refs, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = tmp_path / "cache"
+    checkout(ET, "main", PATHS, cache)
+    clone = next((cache / "repos").iterdir())
+    left = [".git/refs/heads/topic.lock", ".git/objects/pack/multi-pack-index.lock"]
+    for rel in left:
+        (clone / rel).parent.mkdir(parents=True, exist_ok=True)
+        (clone / rel).write_text("")
+    # Not a lock of git's (no loose object is locked): the walk does not enter these folders.
+    loose = clone / ".git/objects/ab/not-a-lock.lock"
+    loose.parent.mkdir(parents=True, exist_ok=True)
+    loose.write_text("")
+    capsys.readouterr()
+    assert checkout(ET, "v1.6.0", PATHS, cache).sha == refs.tagged
+    err = capsys.readouterr().err
+    assert all(rel in err for rel in left) and "not-a-lock" not in err
+    assert not any((clone / rel).exists() for rel in left)
+    assert loose.exists()
+
+
+def test_a_short_sha_leaves_packed_refs_and_no_reflogs(
+    tmp_path: Path, up: Upstream, refs: Refs
+) -> None:
+    # Every branch is fetched to look a short SHA up: one loose ref and one reflog per
+    # branch would be walked by every later run's repair.
+    cache = tmp_path / "cache"
+    assert checkout(ET, refs.main[:10], PATHS, cache).sha == refs.main
+    git_dir = next((cache / "repos").iterdir()) / ".git"
+    assert "refs/remotes/origin/main" in (git_dir / "packed-refs").read_text()
+    assert not [p for p in (git_dir / "refs").rglob("*") if p.is_file()]
+    assert not (git_dir / "logs").exists() or not [
+        p for p in (git_dir / "logs").rglob("*") if p.is_file()
+    ]
+
+
 def test_a_git_left_running_by_a_run_killed_alone_is_waited_for(
     tmp_path: Path, up: Upstream, refs: Refs, capsys: pytest.CaptureFixture[str]
 ) -> None:
