@@ -88,6 +88,8 @@ class PullRequestFacts:
         base_has_report: whether the base carried extras/check_report.json.
         branch, base: the sync branch and the base branch.
         ci_note: Markdown shown as a warning at the top (`workflow_token_note`), or None.
+        upstream_reports: (patch name, its upstream report in Markdown) for each patch the
+            library applies that fixes an upstream defect (`upstream_reports`).
         workflow_drift: this generator's workflows that the repo lacks or has in another form
             (`generator.workflows.render.installed_drift`); sync never pushes workflow files.
         link_modes: the README's link-modes section for this check
@@ -123,6 +125,7 @@ class PullRequestFacts:
     base: str = "main"
     ci_note: str | None = None
     workflow_drift: list[str] = field(default_factory=list)
+    upstream_reports: list[tuple[str, str]] = field(default_factory=list)
     link_modes: str = ""
     boards: str = ""
     upstream: UpstreamChanges | None = None

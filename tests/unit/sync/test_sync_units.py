@@ -305,3 +305,28 @@ def test_body_carries_the_link_modes_section_for_the_readme() -> None:
     # Its Markdown source too, fenced, to paste into the repo's README.
     assert "```markdown\n" + section in body
     assert "README section to carry over" not in render_body(pull_facts())
+
+
+def test_the_body_carries_the_upstream_report_of_each_patch_the_library_applies(
+    tmp_path: Path,
+) -> None:
+    from generator.pipeline.cmsis_nn_patches import UPSTREAM_REPORTS
+    from generator.sync.pull_facts import upstream_reports
+
+    (tmp_path / "extras").mkdir()
+    (tmp_path / "extras/PROVENANCE.txt").write_text(
+        "op set: default\n\npatches applied:\n  drop-tests: Tests are host code.\n"
+        "  cmsis-nn-add-shift: CMSIS-NN's s8 add shifts signed values left.\n"
+        "  made-up: a staged file names it; the generator has no report for it.\n"
+        "\ntools: flatc 24.3.25\n  cmsis-nn-add-shift: not in the list of patches\n"
+    )
+    reports = upstream_reports(tmp_path)
+    assert reports == [("cmsis-nn-add-shift", UPSTREAM_REPORTS["cmsis-nn-add-shift"])]
+    body = render_body(pull_facts(upstream_reports=reports))
+    section = body[body.index("### Patches to report upstream") :]
+    assert "patches 1 upstream defect (`extras/PROVENANCE.txt`" in section
+    assert "<details><summary>`cmsis-nn-add-shift`</summary>" in section
+    assert "left shift of negative value -1" in section  # the report's own text
+    assert section.index("</details>") < section.index("Full check report")
+    assert "Patches to report upstream" not in render_body(pull_facts())
+    assert upstream_reports(tmp_path / "missing") == []
