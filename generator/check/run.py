@@ -48,6 +48,7 @@ from generator.check.compile import (
 from generator.check.dynamic import dynamic_stage
 from generator.check.dynamic_run import dynamic_run_stage
 from generator.check.expected import Expected, read_expected
+from generator.check.footprint import measure_footprint
 from generator.check.model_check import model_check
 from generator.check.plan import BuildPlan, library_examples, missing_sketches, plan_build
 from generator.check.report import CheckReport, ExampleReport
@@ -215,6 +216,7 @@ def _check_example(
             report.sizes = parse_arduino_cli(built.build.size_report, board)
         else:
             report.sizes = measure_elf(built.build.binary, board)
+        report.footprint = measure_footprint(built.build, plan, report.sizes)
     report.stages.append(sizes_stage(report.sizes, built.overflow, board))
     firmware = _dynamic_stage(report, plan, toolchain, built, board, run, cache, work / name)
     if run:
