@@ -5,7 +5,8 @@ board, stage by stage (the steps are the modules of `generator.check`):
 2. compile for the UNO Q (`check/compile.py` with the sources of `check/plan.py`, back ends
    in `check/backends.py` on `toolchain/gcc.py`, objects cached by content in
    `toolchain/objcache.py`);
-3. sizes like arduino-cli's report (`check/sizes.py`), and the Dynamic link (the IDE's
+3. sizes like arduino-cli's report (`check/sizes.py`), where the flash goes by component and
+   the RAM with the model's arena (`check/footprint.py`), and the Dynamic link (the IDE's
    default link mode) with its sizes (`check/dynamic.py`);
 4. run on the board's CPU emulated (`boards.EMULATORS`: QEMU mps2-an505's Cortex-M33 for the
    UNO Q, mps2-an500's Cortex-M7 for the Giga), the Dynamic upload file run there as
