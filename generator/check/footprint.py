@@ -124,8 +124,14 @@ class FlashBreakdown:
 
 
 @dataclass(frozen=True)
-class _Contribution:
-    """One input section of the map inside an output section."""
+class Contribution:
+    """One input section of a linker map.
+
+    Attributes:
+        output: the output section it lies in (`.text`); section: its name
+        (`.rodata.model_pte`); address, size: where it lies (the output section's addresses)
+        and its bytes; source: the map's file column (`.../core.a(Print.cpp.o)`).
+    """
 
     output: str
     section: str
@@ -140,7 +146,7 @@ _TAIL = re.compile(r"^\s+0x(?P<addr>[0-9a-f]+)\s+0x(?P<size>[0-9a-f]+)(?P<rest>.
 _MAP_START = "Linker script and memory map"
 
 
-def map_contributions(text: str) -> list[_Contribution]:
+def map_contributions(text: str) -> list[Contribution]:
     """The input sections of a GNU ld map's memory map, in the order listed.
 
     A name too long for its column ends its line, and its address, size and file follow on
@@ -153,7 +159,7 @@ def map_contributions(text: str) -> list[_Contribution]:
     start = text.find(_MAP_START)
     if start < 0:
         raise ValueError("not a GNU ld map file (no 'Linker script and memory map')")
-    found: list[_Contribution] = []
+    found: list[Contribution] = []
     output = ""
     pending: tuple[str, bool] | None = None  # (name, is an output section) awaiting its line
     for line in text[start:].splitlines()[1:]:
@@ -183,8 +189,8 @@ def map_contributions(text: str) -> list[_Contribution]:
     return found
 
 
-def _section(output: str, name: str, addr: str, size: str, rest: str) -> _Contribution:
-    return _Contribution(output, name, int(addr, 16), int(size, 16), rest.strip())
+def _section(output: str, name: str, addr: str, size: str, rest: str) -> Contribution:
+    return Contribution(output, name, int(addr, 16), int(size, 16), rest.strip())
 
 
 def flash_sections(elf: Path) -> dict[str, int]:
@@ -253,7 +259,7 @@ def library_component(rel: PurePosixPath) -> tuple[str, str]:
 
 
 def component_of(
-    contribution: _Contribution, names: dict[str, list[PurePosixPath]], model_array: str | None
+    contribution: Contribution, names: dict[str, list[PurePosixPath]], model_array: str | None
 ) -> tuple[str, str]:
     """(component, kind) of one input section: by its object's place in the build folder,
     the model row by its section name (`.rodata.<array>`, `.data.<array>`)."""
@@ -271,16 +277,22 @@ def component_of(
     return CORE, "rest"
 
 
-def _attribute(
-    contributions: Iterable[_Contribution],
+def attribute(
+    contributions: Iterable[Contribution],
     sections: dict[str, int],
     names: dict[str, list[PurePosixPath]],
     model_array: str | None,
 ) -> dict[tuple[str, str], int]:
-    """Bytes per (component, kind) in `sections`, each byte to the first input section
-    covering it; the uncovered rest of each section to `LINKER`."""
+    """Bytes per (component, kind) of `sections` (an ELF's, name -> bytes): each byte to the
+    first of `contributions` (a map's, `map_contributions`) covering it, by `component_of`;
+    what no input section covers to `LINKER`. The values sum to the sections' bytes.
+
+    Raises:
+        ValueError: the input sections of an output section cover more than its bytes (the
+            map is of another link).
+    """
     totals: dict[tuple[str, str], int] = {}
-    by_output: dict[str, list[_Contribution]] = {}
+    by_output: dict[str, list[Contribution]] = {}
     for c in contributions:
         if c.output in sections and c.size > 0:
             by_output.setdefault(c.output, []).append(c)
@@ -322,7 +334,7 @@ def flash_breakdown(
     """
     sections = flash_sections(elf)
     text = map_file.read_text(encoding="utf-8", errors="replace")
-    totals = _attribute(map_contributions(text), sections, object_names(inputs), model_array)
+    totals = attribute(map_contributions(text), sections, object_names(inputs), model_array)
     rows = sorted(
         (Component(name, kind, size) for (name, kind), size in totals.items() if size),
         key=lambda c: (-c.size, KINDS.index(c.kind), c.name),

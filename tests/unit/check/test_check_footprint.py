@@ -203,14 +203,14 @@ def test_map_contributions_read_wrapped_names_and_skip_fill() -> None:
 
 
 def test_attribution_gives_overlapping_bytes_once_and_the_gaps_to_the_linker() -> None:
-    from generator.check.footprint import C_LIBRARIES, _attribute
+    from generator.check.footprint import C_LIBRARIES, attribute
 
     names = {
         "op_add.cpp.o": [
             PurePosixPath("libraries/ExecuTorch/executorch/kernels/portable/cpu/op_add.cpp.o")
         ]
     }
-    totals = _attribute(map_contributions(MAP), {".text": 0x40, ".data": 4}, names, None)
+    totals = attribute(map_contributions(MAP), {".text": 0x40, ".data": 4}, names, None)
     assert totals == {
         (SKETCH, "sketch"): 0x10 + 4,
         ("op_add (portable)", "kernel"): 0x18,
@@ -255,3 +255,14 @@ def test_markdown_of_an_unknown_breakdown_says_why() -> None:
         "",
     ]
     assert footprint_markdown(None) == []
+
+
+def test_a_map_of_another_link_is_refused() -> None:
+    import pytest
+
+    from generator.check.footprint import attribute
+
+    with pytest.raises(ValueError, match=r"the map's \.text holds 54 B, its ELF section 32 B"):
+        attribute(map_contributions(MAP), {".text": 32}, {}, None)
+    with pytest.raises(ValueError, match="not a GNU ld map file"):
+        map_contributions("Memory Configuration\n")
