@@ -14,6 +14,11 @@ JSON shape (`CheckReport.to_dict()`)::
                                              "peak_bytes", "errno", "log",
                                              "short_branches"}]} | null,  # per core
                    "budget": {"flash_max": B, "ram_max": B, "flash_percent": %, "ram_percent": %},
+                   "footprint": {"flash": {"flash_bytes": B, "map": str,
+                                           "components": [{"name", "kind", "bytes"}]} | null,
+                                 "flash_note": str,
+                                 "ram": {"globals_bytes", "arena_bytes", "total_bytes",
+                                         "max_bytes", "arena_note"} | null} | null,
                    "timing": {"run", "instructions_per_inference", "inference_us",
                               "inferences", "inference_us_min", "inference_us_max",
                               "resolution_instructions",
@@ -34,6 +39,10 @@ last `Inference: N us` line in the emulated run ("run": "emulated"; the Dynamic 
 emulated one printed none), N * 1,000 instructions (QEMU `-icount shift=0`, to within 1,000),
 and the Dynamic upload file's count from its own run (null: not run or not printed). `timing`
 is null when no run printed such a line: there is no figure, not a zero one.
+`footprint` (`footprint.py`) is where the static firmware's flash goes, by component (the
+components' bytes sum to `flash_bytes`, the sizes' `flash`; `flash` null when unknown,
+`flash_note` says why), and its RAM: the globals plus the arena its model.h declares, which the
+sketch mallocs (`arena_bytes` and `total_bytes` null when unknown, `arena_note` says why).
 `dynamic_flash` is the Dynamic link's upload file (what arduino-cli reports as "Sketch uses"
 with `link_mode=dynamic`), `dynamic_ram` the LLEXT heap the pinned core's loader takes at its
 peak (`dynamic.py`, `llext.py`); `verdicts` say what each core's loader does with it.
@@ -49,6 +58,7 @@ from typing import Any, Protocol
 from generator.boards.budgets import EMULATORS, UNO_Q, Board, cpu_name
 from generator.boards.linkmode_docs import link_modes_markdown
 from generator.check.arena import ArenaFigures
+from generator.check.footprint import Footprint, footprint_markdown
 from generator.check.run_sketch import EMULATED_KINDS, RunOutput
 from generator.check.sizes import CoreVerdict, DynamicSizes, Sizes
 from generator.check.stages import REFUSED, StageResult, Status
@@ -83,7 +93,8 @@ class ExampleReport:
         name: the example; stages: results in `STAGES` order (those that ran);
         sizes: firmware sizes; dynamic: Dynamic-link sizes; arena: arena figures;
         runs: the emulated, Dynamic (`dynamic_run.py`) and host runs; seconds: wall time
-        of this example.
+        of this example; footprint: where the static firmware's flash goes and its RAM with
+        the arena (`footprint.py`; None: no firmware measured).
     """
 
     name: str
@@ -93,6 +104,7 @@ class ExampleReport:
     arena: ArenaFigures | None = None
     runs: list[RunOutput] = field(default_factory=list)
     seconds: float = 0.0
+    footprint: Footprint | None = None
 
     @property
     def passed(self) -> bool:
@@ -175,6 +187,7 @@ class ExampleReport:
                 else None
             ),
             "dynamic": self.dynamic.to_dict() if self.dynamic else None,
+            "footprint": self.footprint.to_dict() if self.footprint else None,
             "timing": self.timing_dict(),
             "runs": [r.to_dict() for r in self.runs],
         }
@@ -293,6 +306,7 @@ class CheckReport:
             lines += ["", *link_modes_markdown(self.to_dict(), "###").splitlines()]
             for e in self.examples:
                 lines += ["", f"#### {e.name} ({e.seconds:.0f} s)", ""]
+                lines += footprint_markdown(e.footprint)
                 for s in e.stages:
                     lines.append(f"- {s.stage}: {_MARK[s.status]} {s.summary}")
                     if s.status is Status.FAIL and s.details:

@@ -5,7 +5,8 @@ board, stage by stage (the steps are the modules of `generator.check`):
 2. compile for the UNO Q (`check/compile.py` with the sources of `check/plan.py`, back ends
    in `check/backends.py` on `toolchain/gcc.py`, objects cached by content in
    `toolchain/objcache.py`);
-3. sizes like arduino-cli's report (`check/sizes.py`), and the Dynamic link (the IDE's
+3. sizes like arduino-cli's report (`check/sizes.py`), where the flash goes by component and
+   the RAM with the model's arena (`check/footprint.py`), and the Dynamic link (the IDE's
    default link mode) with its sizes (`check/dynamic.py`);
 4. run on the board's CPU emulated (`boards.EMULATORS`: QEMU mps2-an505's Cortex-M33 for the
    UNO Q, mps2-an500's Cortex-M7 for the Giga), the Dynamic upload file run there as
@@ -48,6 +49,7 @@ from generator.check.compile import (
 from generator.check.dynamic import dynamic_stage
 from generator.check.dynamic_run import dynamic_run_stage
 from generator.check.expected import Expected, read_expected
+from generator.check.footprint import measure_footprint
 from generator.check.model_check import model_check
 from generator.check.plan import BuildPlan, library_examples, missing_sketches, plan_build
 from generator.check.report import CheckReport, ExampleReport
@@ -215,6 +217,7 @@ def _check_example(
             report.sizes = parse_arduino_cli(built.build.size_report, board)
         else:
             report.sizes = measure_elf(built.build.binary, board)
+        report.footprint = measure_footprint(built.build, plan, report.sizes)
     report.stages.append(sizes_stage(report.sizes, built.overflow, board))
     firmware = _dynamic_stage(report, plan, toolchain, built, board, run, cache, work / name)
     if run:

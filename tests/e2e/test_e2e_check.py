@@ -64,6 +64,7 @@ def _assert_all_examples_pass(result: BuildResult) -> dict[str, Any]:
     assert re.search(r"\[yes\]=8\.9[45]", kws) and "Detected: yes" in kws
     assert "Methods: 1" in _emulated_output(examples["HelloExecuTorch"])
     assert examples["KeywordSpotting"]["sizes"]["arena_used"] <= 40 * 1024
+    _assert_footprints(result.out, examples)
     # HelloExecuTorch and AddModel within 75% of the 128 KiB heap of the cores before June
     # 2026 (every core to 0.55.1).
     for name in ("HelloExecuTorch", "AddModel"):
@@ -71,6 +72,33 @@ def _assert_all_examples_pass(result: BuildResult) -> dict[str, Any]:
             if v["core"] in ("0.55.0", "0.55.1", "0.54.1", "0.54.0"):
                 assert v["loaded"] and v["peak_bytes"] <= 131_072 * 3 // 4, (name, v)
     return data
+
+
+def _assert_footprints(library: Path, examples: dict[str, dict[str, Any]]) -> None:
+    """Each example's flash by component sums to its flash; the model row is its program's
+    bytes (model.h's `model_pte_size`); the RAM adds the arena model.h declares (issue 33)."""
+    for name, example in examples.items():
+        footprint = example["footprint"]
+        rows = {c["name"]: c["bytes"] for c in footprint["flash"]["components"]}
+        assert sum(rows.values()) == example["sizes"]["flash"], name
+        header = (library / "examples" / name / "model.h").read_text()
+        program = re.search(r"// model_pte: (\d+) bytes", header)
+        assert program is not None and rows["model"] == int(program.group(1)), name
+        assert rows["ExecuTorch runtime"] > 10_000, name
+        ram = footprint["ram"]
+        assert ram["globals_bytes"] == example["sizes"]["ram"]
+        if name == "HelloExecuTorch":
+            assert ram["total_bytes"] is None  # it runs no method: no arena
+            continue
+        # The board's (32-bit) figure is the last: a 64-bit host's comes first, under #if.
+        constant = r"^inline constexpr size_t model_pte_arena_bytes = (\d+);$"
+        arenas = re.findall(constant, header, re.MULTILINE)
+        assert ram["arena_bytes"] == int(arenas[-1]), name
+        assert ram["total_bytes"] == ram["globals_bytes"] + ram["arena_bytes"]
+    kws = {c["name"] for c in examples["KeywordSpotting"]["footprint"]["flash"]["components"]}
+    assert {"CMSIS-NN", "op_quantized_conv2d (Cortex-M)"} <= kws
+    add = {c["name"] for c in examples["AddModel"]["footprint"]["flash"]["components"]}
+    assert "op_add (portable)" in add and "CMSIS-NN" not in add
 
 
 def test_main_examples_pass_every_stage(real_main: BuildResult) -> None:
