@@ -445,7 +445,8 @@ def read_stage(stage: Path, expected: str | None = None) -> tuple[BuildResult, S
         data = json.loads(_read_regular(stage / REPORT_JSON, MAX_REPORT_BYTES))
         markdown = _read_regular(stage / REPORT_MD, MAX_REPORT_BYTES).decode()
         upstream = json.loads(_read_regular(stage / UPSTREAM_JSON, MAX_REPORT_BYTES))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+    # nesting deeper than json's parser stack is RecursionError, not JSONDecodeError
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise FatalError(
             f"{stage} is not a folder `sync --prepare` wrote ({type(e).__name__}: {e})"
         ) from None

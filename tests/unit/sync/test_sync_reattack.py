@@ -537,3 +537,22 @@ def test_the_digest_of_a_very_deep_staged_tree_is_no_traceback(tmp_path: Path) -
             os.close(fds.pop())
             os.rmdir("a", dir_fd=parent)
         os.close(fds.pop())
+
+
+# -- LOW: a deeply nested staged JSON file is a traceback ----------------------------------
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "report.json", "upstream.json"])
+def test_a_staged_json_nested_past_the_parsers_stack_is_a_message(
+    tmp_path: Path, name: str
+) -> None:
+    """LOW (no traceback on bad input; publish dies before anything is cloned). json.loads
+    raises RecursionError, not JSONDecodeError, on arrays nested deeper than its stack: 200,000
+    levels (400 kB, far under MAX_REPORT_BYTES) in any staged JSON file ended publish in a
+    Python traceback. Fix: read_stage turns it into the "not a folder `sync --prepare`
+    wrote" refusal."""
+    for part in ("manifest.json", "report.json", "upstream.json", "report.md"):
+        (tmp_path / part).write_text("{}")
+    (tmp_path / name).write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(FatalError, match=r"is not a folder `sync --prepare` wrote \(Recursion"):
+        stage.read_stage(tmp_path)
