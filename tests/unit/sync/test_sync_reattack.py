@@ -556,3 +556,26 @@ def test_a_staged_json_nested_past_the_parsers_stack_is_a_message(
     (tmp_path / name).write_text("[" * 200_000 + "]" * 200_000)
     with pytest.raises(FatalError, match=r"is not a folder `sync --prepare` wrote \(Recursion"):
         stage.read_stage(tmp_path)
+
+
+# -- checked, holds: hostile file names in the staged tree -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["src/x\n::error title=Sync::the check passed, merge it\n.h", "src/##[add-mask]y.h"],
+)
+def test_publish_prints_no_workflow_command_of_a_staged_file_name(
+    fake: FakeGitHub, remote: Path, tmp_path: Path, gitenv: dict[str, str], name: str
+) -> None:
+    """A staged file whose name holds a newline and `::error`, or `##[add-mask]`, under a
+    consistent (restamped) manifest: publish's lint and messages print no workflow command of
+    it (the first is refused by the OS rules, the second is pushed)."""
+    staged, _ = attacks._prepared(tmp_path, fake, remote, gitenv)
+    (staged / "library" / name).write_text("int x;\n")
+    digest = attacks._restamp(staged)
+    publish = _sync_args(fake, remote, "--publish", str(staged), "--digest", digest)
+    result, _ = secrets_tests._cli(tmp_path, publish, {**gitenv, "GITHUB_TOKEN": TOKEN})
+    assert result.returncode == (1 if "\n" in name else 0), result.stderr[-600:]
+    commands = runner_commands(result.stdout + result.stderr)
+    assert not commands, f"publish printed workflow commands of a file name: {commands}"
