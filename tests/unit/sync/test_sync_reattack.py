@@ -579,3 +579,26 @@ def test_publish_prints_no_workflow_command_of_a_staged_file_name(
     assert result.returncode == (1 if "\n" in name else 0), result.stderr[-600:]
     commands = runner_commands(result.stdout + result.stderr)
     assert not commands, f"publish printed workflow commands of a file name: {commands}"
+
+
+@pytest.mark.parametrize(
+    "name", [".github/workflows/evil.yml", "README.md", "CHANGELOG.md", "other/x.txt"]
+)
+def test_publish_pushes_no_staged_file_outside_the_generated_paths(
+    fake: FakeGitHub, remote: Path, tmp_path: Path, gitenv: dict[str, str], name: str
+) -> None:
+    """A staged library with a file outside `GENERATED_PATHS` (a workflow, the repo's own
+    README, any other folder), under a consistent (restamped) manifest: publish pushes only the
+    generated paths, so the sync branch never holds it."""
+    staged, _ = attacks._prepared(tmp_path, fake, remote, gitenv)
+    (staged / "library" / name).parent.mkdir(parents=True, exist_ok=True)
+    (staged / "library" / name).write_text("on: push # planted\n")
+    digest = attacks._restamp(staged)
+    publish = _sync_args(fake, remote, "--publish", str(staged), "--digest", digest)
+    result, _ = secrets_tests._cli(tmp_path, publish, {**gitenv, "GITHUB_TOKEN": TOKEN})
+    pushed = {b: sha for b, sha in branches(remote).items() if b != "main"}
+    assert result.returncode == 0 and len(pushed) == 1, result.stderr[-600:]
+    for sha in pushed.values():
+        assert name not in ls_tree(remote, sha) or "planted" not in git(
+            "show", f"{sha}:{name}", cwd=remote
+        )
