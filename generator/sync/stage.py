@@ -342,8 +342,15 @@ def _check_name(name: str, rel: str) -> None:
     """Refuse a path component that git, on some file system, takes for one of its own.
 
     Raises:
-        FatalError: `git_name(name)` is in `GIT_NAMES`.
+        FatalError: `name` is not UTF-8 (the digest, git and GitHub take paths as UTF-8), or
+            `git_name(name)` is in `GIT_NAMES`.
     """
+    try:
+        name.encode("utf-8")  # os.scandir gives undecodable bytes as lone surrogates
+    except UnicodeEncodeError:
+        raise FatalError(
+            f"the staged library holds {rel!r}, a name that is not UTF-8: refusing to publish it"
+        ) from None
     if git_name(name) in GIT_NAMES:
         raise FatalError(
             f"the staged library holds {rel if rel.isascii() and rel.isprintable() else repr(rel)}"

@@ -602,3 +602,23 @@ def test_publish_pushes_no_staged_file_outside_the_generated_paths(
         assert name not in ls_tree(remote, sha) or "planted" not in git(
             "show", f"{sha}:{name}", cwd=remote
         )
+
+
+# -- LOW: a staged file name that is not UTF-8 is a traceback --------------------------------
+
+
+def test_a_staged_name_that_is_not_utf8_is_a_message(tmp_path: Path) -> None:
+    """LOW (no traceback on bad input; publish dies before anything is cloned). A staged file
+    named with bytes that are not UTF-8 (`src/\\xff\\xfe.h`, which Linux allows) reached
+    `rel.encode()` in `tree_digest` as lone surrogates: a UnicodeEncodeError traceback. Fix:
+    `_check_name` refuses the name with a message."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "ok\u00e9.h").write_text("int x;\n")
+    plain = stage.tree_digest(tmp_path)
+    bad = os.path.join(os.fsencode(tmp_path / "src"), b"\xff\xfe.h")
+    with open(bad, "w") as f:
+        f.write("int y;\n")
+    with pytest.raises(FatalError, match=r"holds 'src/\\udcff\\udcfe.h', a name that is not UTF-8"):
+        stage.tree_digest(tmp_path)
+    os.unlink(bad)
+    assert stage.tree_digest(tmp_path) == plain
