@@ -375,9 +375,10 @@ def _read_regular(path: Path, limit: int) -> bytes:
             f"cannot read the staged {path} ({type(e).__name__}: {e}): it must be a regular "
             "file, not a symbolic link"
         ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # before fdopen, which refuses a folder itself
+        os.close(fd)
+        raise FatalError(f"the staged {path} is not a regular file: refusing to read it")
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise FatalError(f"the staged {path} is not a regular file: refusing to read it")
         data = f.read(limit + 1)
     if len(data) > limit:
         raise FatalError(f"the staged {path} is over {limit} bytes: refusing to read it")

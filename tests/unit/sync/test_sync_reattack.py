@@ -622,3 +622,17 @@ def test_a_staged_name_that_is_not_utf8_is_a_message(tmp_path: Path) -> None:
         stage.tree_digest(tmp_path)
     os.unlink(bad)
     assert stage.tree_digest(tmp_path) == plain
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "report.json", "report.md", "upstream.json"])
+def test_a_staged_part_that_is_a_folder_is_a_message(tmp_path: Path, name: str) -> None:
+    """LOW (no traceback on bad input; publish dies before anything is cloned). A staged
+    `manifest.json` (or report) that is a folder opened fine with O_RDONLY, and `os.fdopen`
+    then raised IsADirectoryError before the regular-file check: a traceback. Fix: the check
+    comes before fdopen."""
+    for part in ("manifest.json", "report.json", "upstream.json", "report.md"):
+        (tmp_path / part).write_text("{}")
+    (tmp_path / name).unlink()
+    (tmp_path / name).mkdir()
+    with pytest.raises(FatalError, match=rf"the staged .*{name} is not a regular file"):
+        stage.read_stage(tmp_path)
