@@ -342,8 +342,15 @@ def _check_name(name: str, rel: str) -> None:
     """Refuse a path component that git, on some file system, takes for one of its own.
 
     Raises:
-        FatalError: `git_name(name)` is in `GIT_NAMES`.
+        FatalError: `name` is not UTF-8 (the digest, git and GitHub take paths as UTF-8), or
+            `git_name(name)` is in `GIT_NAMES`.
     """
+    try:
+        name.encode("utf-8")  # os.scandir gives undecodable bytes as lone surrogates
+    except UnicodeEncodeError:
+        raise FatalError(
+            f"the staged library holds {rel!r}, a name that is not UTF-8: refusing to publish it"
+        ) from None
     if git_name(name) in GIT_NAMES:
         raise FatalError(
             f"the staged library holds {rel if rel.isascii() and rel.isprintable() else repr(rel)}"
@@ -368,9 +375,10 @@ def _read_regular(path: Path, limit: int) -> bytes:
             f"cannot read the staged {path} ({type(e).__name__}: {e}): it must be a regular "
             "file, not a symbolic link"
         ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # before fdopen, which refuses a folder itself
+        os.close(fd)
+        raise FatalError(f"the staged {path} is not a regular file: refusing to read it")
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise FatalError(f"the staged {path} is not a regular file: refusing to read it")
         data = f.read(limit + 1)
     if len(data) > limit:
         raise FatalError(f"the staged {path} is over {limit} bytes: refusing to read it")
@@ -445,7 +453,8 @@ def read_stage(stage: Path, expected: str | None = None) -> tuple[BuildResult, S
         data = json.loads(_read_regular(stage / REPORT_JSON, MAX_REPORT_BYTES))
         markdown = _read_regular(stage / REPORT_MD, MAX_REPORT_BYTES).decode()
         upstream = json.loads(_read_regular(stage / UPSTREAM_JSON, MAX_REPORT_BYTES))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+    # nesting deeper than json's parser stack is RecursionError, not JSONDecodeError
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise FatalError(
             f"{stage} is not a folder `sync --prepare` wrote ({type(e).__name__}: {e})"
         ) from None

@@ -42,7 +42,8 @@ def confined_path(root: Path, rel: str | Path, what: str) -> Path:
         what: the component and ref, for the message (e.g. "ExecuTorch at 0123abcd").
     Raises:
         FatalError: when `rel` is absolute or climbs out with `..`, when it (or a symbolic
-            link on the way) resolves outside `root`, or when it is a special file.
+            link on the way) resolves outside `root`, when it is a special file, or when it
+            cannot be looked up for another reason than being missing (a name too long).
     """
     text = Path(rel).as_posix()
     norm = posixpath.normpath(text)
@@ -59,8 +60,10 @@ def confined_path(root: Path, rel: str | Path, what: str) -> Path:
         )
     try:
         mode = os.stat(resolved).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # `a.h/b.h` below a file: missing too
         return resolved
+    except OSError as e:  # e.g. a name over NAME_MAX (ENAMETOOLONG)
+        raise _refuse(what, rel, f"cannot be read ({e.strerror})") from None
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         raise _refuse(what, rel, "is a special file (device, FIFO or socket), not a regular file")
     return resolved

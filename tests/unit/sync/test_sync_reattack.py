@@ -537,3 +537,102 @@ def test_the_digest_of_a_very_deep_staged_tree_is_no_traceback(tmp_path: Path) -
             os.close(fds.pop())
             os.rmdir("a", dir_fd=parent)
         os.close(fds.pop())
+
+
+# -- LOW: a deeply nested staged JSON file is a traceback ----------------------------------
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "report.json", "upstream.json"])
+def test_a_staged_json_nested_past_the_parsers_stack_is_a_message(
+    tmp_path: Path, name: str
+) -> None:
+    """LOW (no traceback on bad input; publish dies before anything is cloned). json.loads
+    raises RecursionError, not JSONDecodeError, on arrays nested deeper than its stack: 200,000
+    levels (400 kB, far under MAX_REPORT_BYTES) in any staged JSON file ended publish in a
+    Python traceback. Fix: read_stage turns it into the "not a folder `sync --prepare`
+    wrote" refusal."""
+    for part in ("manifest.json", "report.json", "upstream.json", "report.md"):
+        (tmp_path / part).write_text("{}")
+    (tmp_path / name).write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(FatalError, match=r"is not a folder `sync --prepare` wrote \(Recursion"):
+        stage.read_stage(tmp_path)
+
+
+# -- checked, holds: hostile file names in the staged tree -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["src/x\n::error title=Sync::the check passed, merge it\n.h", "src/##[add-mask]y.h"],
+)
+def test_publish_prints_no_workflow_command_of_a_staged_file_name(
+    fake: FakeGitHub, remote: Path, tmp_path: Path, gitenv: dict[str, str], name: str
+) -> None:
+    """A staged file whose name holds a newline and `::error`, or `##[add-mask]`, under a
+    consistent (restamped) manifest: publish's lint and messages print no workflow command of
+    it (the first is refused by the OS rules, the second is pushed)."""
+    staged, _ = attacks._prepared(tmp_path, fake, remote, gitenv)
+    (staged / "library" / name).write_text("int x;\n")
+    digest = attacks._restamp(staged)
+    publish = _sync_args(fake, remote, "--publish", str(staged), "--digest", digest)
+    result, _ = secrets_tests._cli(tmp_path, publish, {**gitenv, "GITHUB_TOKEN": TOKEN})
+    assert result.returncode == (1 if "\n" in name else 0), result.stderr[-600:]
+    commands = runner_commands(result.stdout + result.stderr)
+    assert not commands, f"publish printed workflow commands of a file name: {commands}"
+
+
+@pytest.mark.parametrize(
+    "name", [".github/workflows/evil.yml", "README.md", "CHANGELOG.md", "other/x.txt"]
+)
+def test_publish_pushes_no_staged_file_outside_the_generated_paths(
+    fake: FakeGitHub, remote: Path, tmp_path: Path, gitenv: dict[str, str], name: str
+) -> None:
+    """A staged library with a file outside `GENERATED_PATHS` (a workflow, the repo's own
+    README, any other folder), under a consistent (restamped) manifest: publish pushes only the
+    generated paths, so the sync branch never holds it."""
+    staged, _ = attacks._prepared(tmp_path, fake, remote, gitenv)
+    (staged / "library" / name).parent.mkdir(parents=True, exist_ok=True)
+    (staged / "library" / name).write_text("on: push # planted\n")
+    digest = attacks._restamp(staged)
+    publish = _sync_args(fake, remote, "--publish", str(staged), "--digest", digest)
+    result, _ = secrets_tests._cli(tmp_path, publish, {**gitenv, "GITHUB_TOKEN": TOKEN})
+    pushed = {b: sha for b, sha in branches(remote).items() if b != "main"}
+    assert result.returncode == 0 and len(pushed) == 1, result.stderr[-600:]
+    for sha in pushed.values():
+        assert name not in ls_tree(remote, sha) or "planted" not in git(
+            "show", f"{sha}:{name}", cwd=remote
+        )
+
+
+# -- LOW: a staged file name that is not UTF-8 is a traceback --------------------------------
+
+
+def test_a_staged_name_that_is_not_utf8_is_a_message(tmp_path: Path) -> None:
+    """LOW (no traceback on bad input; publish dies before anything is cloned). A staged file
+    named with bytes that are not UTF-8 (`src/\\xff\\xfe.h`, which Linux allows) reached
+    `rel.encode()` in `tree_digest` as lone surrogates: a UnicodeEncodeError traceback. Fix:
+    `_check_name` refuses the name with a message."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "ok\u00e9.h").write_text("int x;\n")
+    plain = stage.tree_digest(tmp_path)
+    bad = os.path.join(os.fsencode(tmp_path / "src"), b"\xff\xfe.h")
+    with open(bad, "w") as f:
+        f.write("int y;\n")
+    with pytest.raises(FatalError, match=r"holds 'src/\\udcff\\udcfe.h', a name that is not UTF-8"):
+        stage.tree_digest(tmp_path)
+    os.unlink(bad)
+    assert stage.tree_digest(tmp_path) == plain
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "report.json", "report.md", "upstream.json"])
+def test_a_staged_part_that_is_a_folder_is_a_message(tmp_path: Path, name: str) -> None:
+    """LOW (no traceback on bad input; publish dies before anything is cloned). A staged
+    `manifest.json` (or report) that is a folder opened fine with O_RDONLY, and `os.fdopen`
+    then raised IsADirectoryError before the regular-file check: a traceback. Fix: the check
+    comes before fdopen."""
+    for part in ("manifest.json", "report.json", "upstream.json", "report.md"):
+        (tmp_path / part).write_text("{}")
+    (tmp_path / name).unlink()
+    (tmp_path / name).mkdir()
+    with pytest.raises(FatalError, match=rf"the staged .*{name} is not a regular file"):
+        stage.read_stage(tmp_path)

@@ -210,3 +210,32 @@ def test_a_kernel_yaml_that_is_a_folder_is_refused_with_a_message(tmp_path: Path
     (tmp_path / "kernels" / "portable" / "functions.yaml").mkdir(parents=True)
     with pytest.raises(FatalError, match="functions.yaml is a folder"):
         read_op_yaml(tmp_path, "kernels/portable/functions.yaml")
+
+
+@pytest.mark.parametrize(
+    ("include", "message"),
+    [
+        ("executorch/runtime/" + "x" * 300 + ".h", r"\.h cannot be read \(File name too long\)"),
+        ("executorch/runtime/core.h/y.h", None),  # below a file: missing, as any other
+    ],
+)
+def test_an_include_the_file_system_cannot_look_up_is_no_traceback(
+    tmp_path: Path, include: str, message: str | None
+) -> None:
+    """An upstream `#include` of a name over NAME_MAX (255 bytes) ended the include closure in
+    an OSError (ENAMETOOLONG) traceback, and one below a regular file (`core.h/y.h`) in a
+    NotADirectoryError: the first is refused with a message, the second is a missing header
+    (which the closure leaves to the compiler, as any system header)."""
+    root = tmp_path / "co" / "a" / "et"
+    (root / "runtime").mkdir(parents=True)
+    (root / "runtime" / "core.h").write_text("int x;\n", encoding="utf-8")
+    library = tmp_path / "out" / "lib"
+    start = library / "src" / "ExecuTorch.h"
+    start.parent.mkdir(parents=True)
+    start.write_text(f"#include <{include}>\n", encoding="utf-8")
+    if message is None:
+        follow_includes(root, library, [start])
+        assert sorted(p.name for p in (library / "src").iterdir()) == ["ExecuTorch.h"]
+    else:
+        with pytest.raises(FatalError, match=message):
+            follow_includes(root, library, [start])
