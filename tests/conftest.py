@@ -25,7 +25,7 @@ from sync_fixtures import (
     isolate_git,
     make_library_remote,
 )
-from upstream import MAIN_AT_LEAST, PUBLISHED_0_2_0, real_library, upstream_unavailable
+from upstream import MAIN_AT_LEAST, PUBLISHED_PIN, real_library, upstream_unavailable
 
 from generator.pipeline.run import BuildResult
 
@@ -48,8 +48,8 @@ def real_main(e2e_root: Path) -> BuildResult:
 
 @pytest.fixture(scope="session")
 def real_published(e2e_root: Path) -> BuildResult:
-    """The library generated from d756e7d8c2, the commit the published 0.2.0 came from."""
-    return real_library(e2e_root, PUBLISHED_0_2_0)
+    """The library generated from `PUBLISHED_PIN`, the commit the live 1.5.1 pins."""
+    return real_library(e2e_root, PUBLISHED_PIN)
 
 
 # -- build: the small ExecuTorch-shaped repositories of et_fixture, served under upstream URLs --

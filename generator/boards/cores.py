@@ -46,6 +46,7 @@ settings that neither configuration file sets (their rows' `.exports` files leav
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -111,6 +112,8 @@ class CoreFacts:
         links_libm: True when the Dynamic link has `-lm`.
         exports_file: the export table (`cores/<file>`).
         note: what changed at this release, for people.
+        two_pass_link: False for the one-pass link of an older arduino-cli (`one_pass`):
+            `.rodata` is not split, whatever the core's loader does with the split.
     """
 
     version: str
@@ -122,6 +125,7 @@ class CoreFacts:
     links_libm: bool
     exports_file: str
     note: str
+    two_pass_link: bool = True
 
     @property
     def exports(self) -> frozenset[str]:
@@ -218,6 +222,33 @@ UNREAD: tuple[UnreadRelease, ...] = (
 )  # fmt: skip
 
 
+#: The first arduino-cli release that runs a platform's numbered link recipes
+#: (`recipe.c.combine.1.pattern` ...); an older one runs only `recipe.c.combine.pattern`.
+#: The version is issue 32's (citing arduino/ArduinoCore-zephyr PR #245); arduino-cli's own
+#: change was not read here, so the bound is not verified.
+TWO_PASS_CLI = "1.3.0"
+
+
+def one_pass(facts: CoreFacts) -> CoreFacts:
+    """`facts` as linked by an arduino-cli before `TWO_PASS_CLI`: its loader, with the sketch
+    linked in one pass, so every `.rodata*` section lands in one `.rodata`, which the loader
+    copies to the heap whole when any of it is relocated (a C++ sketch's vtables are)
+    (`two_pass_link` False; never pinned).
+
+    Source: pillo79/ArduinoCore-zephyr `platform.txt` at 017a0d3f: "Combine ... -
+    Single-pass linking (older IDEs)": `recipe.c.combine.pattern` links once with
+    `-T{build.ldscript.path}/build-rodata.ld`, beside the four numbered recipes of the
+    two-pass link (`gen-rodata-ld` between them). What `build-rodata.ld` holds was not read;
+    the model takes it to gather all read-only data into `.rodata` (`dynamic.MERGED_RODATA`).
+    """
+    return dataclasses.replace(
+        facts,
+        version=f"{facts.version}, arduino-cli < {TWO_PASS_CLI}",
+        two_pass_link=False,
+        note=f"one-pass link of arduino-cli before {TWO_PASS_CLI}: all .rodata on the heap",
+    )
+
+
 def core(version: str) -> CoreFacts:
     """The facts of `version` (a `CoreFacts.version`).
 
@@ -233,6 +264,11 @@ def core(version: str) -> CoreFacts:
 def pinned_core() -> CoreFacts:
     """The facts of `PINNED_CORE`."""
     return core(PINNED_CORE)
+
+
+#: The rows of the Dynamic verdict on the UNO Q: every core of `CORES`, then the pinned core
+#: linked in one pass by an older arduino-cli (`one_pass`).
+VERDICT_ROWS: tuple[CoreFacts, ...] = (*CORES, one_pass(pinned_core()))
 
 
 def exports_path(facts: CoreFacts) -> Path:

@@ -14,7 +14,8 @@ Source: arduino/ArduinoCore-zephyr `platform.txt` at the tags of `cores.py`:
 - From 0.54.0 the link runs twice: `gen-rodata-ld` reads the first output and writes a script
   that puts each `.rodata*` section some relocation section targets into `.rodata` and the
   others into `.llext.rodata.noreloc` (read in place from flash), and the second link uses
-  it. Before, one `.rodata`.
+  it. Before, one `.rodata`; and an arduino-cli before 1.3.0 runs only the one-pass recipe
+  (`cores.one_pass`), so the core's loader gets one `.rodata` too.
 - `recipe.hooks.linking.postlink.1`: `strip --strip-debug`; `zephyr-sketch-tool` writes its
   header into bytes 7 to 15 of the ELF's `e_ident` (version 1, the file's length, magic
   0x2341, flags: none for a Dynamic sketch), which the ELF specification leaves free; the
@@ -56,6 +57,7 @@ from generator.boards.cores import (
     FLASH_BASE,
     SKETCH_PARTITION,
     SRAM_BASE,
+    VERDICT_ROWS,
     CoreFacts,
 )
 from generator.check.backends import GCC_ARM, GccToolchain
@@ -410,10 +412,11 @@ def dynamic_stage(
     board: Board,
     out_dir: Path,
     name: str,
-    cores: tuple[CoreFacts, ...] = CORES,
+    cores: tuple[CoreFacts, ...] = VERDICT_ROWS,
 ) -> tuple[StageResult, DynamicSizes | None]:
     """Link `line` (the gcc-arm build's staged objects) as a loadable extension for each
-    core of `cores`, and judge it as that core's loader would.
+    core of `cores` (`VERDICT_ROWS`: every core, and the pinned one linked in one pass by an
+    older arduino-cli), and judge it as that core's loader would.
 
     Fails when a link fails or when the pinned core's loader refuses it for another reason
     than its heap (undefined symbol, a relocation it cannot apply: the log says which).
@@ -430,7 +433,7 @@ def dynamic_stage(
     """
     if line is None:
         return StageResult("dynamic", Status.SKIP, "no gcc-arm objects to link"), None
-    if cores is CORES and board != UNO_Q:
+    if cores is VERDICT_ROWS and board != UNO_Q:
         if board.llext_heap_bytes is None:
             unknown = f"verdict unknown: {board.name}'s LLEXT heap was not read"
             return StageResult("dynamic", Status.SKIP, unknown), None
@@ -441,7 +444,7 @@ def dynamic_stage(
     uploads: dict[str, bytes] = {}
     elfs: dict[str, bytes] = {}
     for core in cores:
-        flavour = _Flavour(core.wrapped, core.rodata_split, core.links_libm)
+        flavour = _Flavour(core.wrapped, core.rodata_split and core.two_pass_link, core.links_libm)
         if flavour not in links:
             links[flavour] = _link(line, board, out_dir, name, flavour)
         elf, log = links[flavour]

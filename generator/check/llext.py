@@ -18,12 +18,12 @@ logs every failed relocation and returns the first error), `llext.c` (`llext_loa
 `arch/arm/core/elf.c` 81eda93b (`arch_elf_relocate`), and `lib/heap/heap.c` (sys_heap, for
 what an allocation takes). What this model follows:
 
-- Allocations, in order: `struct llext` (`LLEXT_STRUCT_BYTES`, an estimate: its exact size
-  was not read), the section map (8 bytes a section), the string tables, then the regions
-  TEXT, DATA, RODATA, BSS, EXPORT, SYMTAB, PREINIT, INIT, FINI, the symbol table (8 bytes a
-  global function or object, undefined ones included) and the export table (8 bytes an
-  `.exported_sym` entry). The section map and symbol table are freed at the end; the peak
-  is reached before, so both count.
+- Allocations, in order: `struct llext` (`llext_struct_bytes`: 188 B, 196 B with the
+  split-out rodata's twelfth region), the section map (8 bytes a section), the string
+  tables, then the regions TEXT, DATA, RODATA, BSS, EXPORT, SYMTAB, PREINIT, INIT, FINI,
+  the symbol table (8 bytes a global function or object, undefined ones included) and the
+  export table (8 bytes an `.exported_sym` entry). The section map and symbol table are
+  freed at the end; the peak is reached before, so both count.
 - A region is the span of its sections in the file, aligned to their largest alignment
   (with the prepad), and takes exactly its size (no MPU rounding: `CONFIG_ARM_MPU=n`).
   With persistent storage a region is read in place when it is not writable, no relocation
@@ -51,6 +51,7 @@ from generator.check.llext_elf import (
     ENOMEM,
     NORELOC_SECTION,
     READ_ERRORS,
+    REGIONS,
     SHF_WRITE,
     LoadError,
     Region,
@@ -63,9 +64,28 @@ from generator.check.llext_elf import (
 )
 from generator.check.llext_relocations import apply_relocations
 
-#: sizeof(struct llext) on 32-bit ARM with 11 regions and no USERSPACE: an estimate from its
-#: fields (Zephyr 4.2 `include/zephyr/llext/llext.h`); the exact size was not measured.
-LLEXT_STRUCT_BYTES = 188
+
+def llext_struct_bytes(rodata_no_reloc: bool) -> int:
+    """sizeof(struct llext) on 32-bit ARM without `CONFIG_USERSPACE` and
+    `CONFIG_LLEXT_HEAP_MEMBLK`, in bytes: 188 with the 11 regions of `enum llext_mem`, 196
+    with `CONFIG_LLEXT_RODATA_NO_RELOC` (`rodata_no_reloc`; the cores from 0.54.0, `cores.py`),
+    which adds `LLEXT_MEM_RODATA_NO_RELOC` and so a pointer, a bool and a size to the arrays.
+
+    The fields (zephyrproject-rtos/zephyr `include/zephyr/llext/llext.h` at 01232609, the
+    enum and `struct llext`): the list node (4), `name[16]`, `mem[N]` (4 N), `mem_on_heap[N]`
+    (N, padded to 4), `mem_size[N]` (4 N), `alloc_size` (4), `sym_tab` and `exp_tab` (8
+    each), `use_count` (4), `dependency[8]` (32), `sect_cnt`, `sect_hdrs` (4 each) and two
+    bools (padded to 4). That header also has `text_in_elf` (4), which this count leaves out
+    as the model always did; whether the arduino/zephyr fork's branch `zephyr-arduino-v4.2.0`
+    has it is unknown (its `llext.h` was not read), so the size may be 4 B short.
+    """
+    regions = len(REGIONS) + (1 if rodata_no_reloc else 0)
+    fixed = 4 + 16 + 4 + 8 + 8 + 4 + 32 + 4 + 4 + 4
+    return fixed + 4 * regions + -(-regions // 4) * 4 + 4 * regions
+
+
+#: `llext_struct_bytes` of the cores before 0.54.0 (11 regions).
+LLEXT_STRUCT_BYTES = llext_struct_bytes(False)
 CHUNK_UNIT = 8
 
 _COPY_ORDER = ("TEXT", "DATA", "RODATA", "BSS", "EXPORT", "SYMTAB", "PREINIT", "INIT", "FINI")
@@ -221,7 +241,7 @@ def _load(
     """
     heap = _Heap(heap_base, heap_bytes)
     sections = read_sections(data)
-    _allocate_metadata(heap, len(sections))
+    _allocate_metadata(heap, len(sections), rodata_split)
     symtab = symbol_table(sections)
     layout = map_sections(sections, rodata_split)
     regions = layout.regions
@@ -248,13 +268,14 @@ def _load(
     return Loaded(heap.allocations, heap.peak, heap_bytes, heap_base, regions, image, entry, init)
 
 
-def _allocate_metadata(heap: _Heap, sections: int) -> None:
-    """Allocate `struct llext` and the section map of `sections` sections (8 bytes each).
+def _allocate_metadata(heap: _Heap, sections: int, rodata_no_reloc: bool) -> None:
+    """Allocate `struct llext` (`llext_struct_bytes(rodata_no_reloc)`) and the section map of
+    `sections` sections (8 bytes each).
 
     Raises:
         LoadError: no room on the heap (ENOMEM).
     """
-    if heap.alloc("struct llext", LLEXT_STRUCT_BYTES, 4) is None:
+    if heap.alloc("struct llext", llext_struct_bytes(rodata_no_reloc), 4) is None:
         raise refusal(ENOMEM, "Not enough memory for extension metadata")
     if heap.alloc("section map", sections * 8, 4) is None:
         size = sections * 8

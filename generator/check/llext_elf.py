@@ -199,23 +199,41 @@ def map_sections(sections: list[Any], rodata_split: bool) -> SectionMap:
         index: sections[index].header.sh_offset - regions[kind].offset
         for index, kind in region_of.items()
     }
-    spans = sorted(
-        (r.offset, r.offset + r.size, r.name) for r in regions.values() if not r.nobits and r.size
-    )
-    for (first, end, name), (start, stop, other) in itertools.pairwise(spans):
-        if start < end:
-            raise refusal(
-                ENOEXEC,
-                f"Region {region_index(name)} ELF file range ({first:#x}-{end:#x}) overlaps with "
-                f"{region_index(other)} ({start:#x}-{stop:#x})",
-                "Failed to map ELF sections, ret -8",
-            )
+    _check_overlaps(regions)
     for section in sections:
         if section.header.sh_type in (SHT_REL, SHT_RELA):
             target = region_of.get(section.header.sh_info)
             if target is not None:
                 regions[target].has_relocs = True
     return SectionMap(regions, region_of, offset)
+
+
+def _check_overlaps(regions: dict[str, Region]) -> None:
+    """Refuse regions whose file ranges overlap, as `llext_map_sections` tests them: every
+    pair in `enum llext_mem` order, skipping empty regions, BSS (no file data) and EXPORT
+    (which may lie inside DATA or RODATA); each range from its first section (the prepad
+    left out: `REGION_BOT` adds `sh_info`, the prepad) to its last byte, inclusive
+    (`REGION_TOP`). Source: zephyrproject-rtos/zephyr `subsys/llext/llext_load.c` at
+    0526fa10 (`REGION_BOT`, `REGION_TOP`, `REGIONS_OVERLAP_ON`); that the arduino/zephyr
+    fork's branch `zephyr-arduino-v4.2.0` has the same test is unknown (its `llext_load.c`
+    was not read).
+
+    Raises:
+        LoadError: two regions share a byte of the file (-ENOEXEC).
+    """
+    spans = sorted(
+        (region_index(r.name), r.offset + r.prepad, r.offset + r.size - 1, r.name)
+        for r in regions.values()
+        if not r.nobits and r.size and r.name != "EXPORT"
+    )
+    for (i, bot_x, top_x, _), (j, bot_y, top_y, _) in itertools.combinations(spans, 2):
+        if bot_x <= bot_y <= top_x or bot_y <= bot_x <= top_y:
+            raise refusal(
+                ENOEXEC,
+                f"Region {i} ELF file range ({bot_x:#x}-{top_x:#x}) overlaps with "
+                f"{j} ({bot_y:#x}-{top_y:#x})",
+                "Failed to map ELF sections, ret -8",
+            )
 
 
 def _group_sections(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from et_fixture import FIXTURE_PTE
-from upstream import PUBLISHED_0_2_0, real_library
+from upstream import PUBLISHED_PIN, real_library
 
 from generator.check.backends import GCC_ARM
 from generator.check.compile import plan_build
@@ -96,7 +96,7 @@ def test_main_library(real_main: BuildResult) -> None:
 
 def test_published_commit_library(real_published: BuildResult) -> None:
     _assert_library(real_published)
-    assert real_published.sha.startswith(PUBLISHED_0_2_0)
+    assert real_published.sha.startswith(PUBLISHED_PIN)
     assert real_published.library_version == "1.5.0"
 
 
@@ -132,7 +132,7 @@ def test_v1_4_1_needs_models(e2e_root: Path) -> None:
 def test_published_sketches_compile_unchanged(real_main: BuildResult, tmp_path: Path) -> None:
     """Sketches written for the published 0.2.0 library compile against ours, unchanged."""
     published = checkout(
-        DEFAULT_EXECUTORCH_REPO, PUBLISHED_0_2_0, ["examples/arduino/examples"], tmp_path / "c"
+        DEFAULT_EXECUTORCH_REPO, PUBLISHED_PIN, ["examples/arduino/examples"], tmp_path / "c"
     )
     lib = tmp_path / "ExecuTorch"
     shutil.copytree(real_main.out, lib)

@@ -1,6 +1,7 @@
 """End to end: `check` on libraries generated from real ExecuTorch (issue 3).
 
-Every example of the library generated from main and from d756e7d8c2 passes every stage with
+Every example of the library generated from main and from b897b191 (the live 1.5.1's pin)
+passes every stage with
 the gcc-arm back end: model check, UNO Q compile and sizes, emulated Cortex-M33 run, host
 sanitizer run, arena. And the faults the check exists for are found on real libraries.
 Runs when the upstream URLs resolve; skips otherwise.

@@ -13,7 +13,7 @@ import functools
 from pathlib import Path
 
 import pytest
-from upstream import MAIN_AT_LEAST, ls_remote
+from upstream import MAIN_AT_LEAST, PUBLISHED_PIN, ls_remote
 
 from generator.pipeline.components import load_component
 from generator.sync.upstream import arduino_changes, upstream_markdown
@@ -30,8 +30,6 @@ ET = DEFAULT_EXECUTORCH_REPO
 PR_REF = "refs/pull/21995/head"
 PR_HEAD = "7525aa6f13eb57348d29e1479484be672fa0171a"
 PR_BASE = "c0260ec1a7c0dd2bc86d82889805b686662422fe"
-#: The commit the published library 0.2.0 pins (its executorch_pin.txt).
-PUBLISHED_PIN = "d756e7d8c27e39adcd3154d95e8ff0f0163402a6"
 
 SUPERSEDED: Kind = "superseded"
 
@@ -113,12 +111,61 @@ def test_from_the_published_pin_to_main(cache: Path) -> None:
     assert _build_checkout(cache, MAIN_AT_LEAST) == MAIN_AT_LEAST
     changes = arduino_changes(ET, PUBLISHED_PIN, MAIN_AT_LEAST, cache)
     print(upstream_markdown(changes))
+    # The live 1.5.1's pin to main: `git diff --stat b897b191 cff6f4dd32 -- examples/arduino`
+    # gives the same 10 files, +679 -338; every file but RELEASING.md is one the library
+    # replaces with the generator's own.
+    template = "data/library_template"
     assert [(f.path, f.status, f.role) for f in changes.files] == [
+        ("examples/arduino/ETModel.h", "added", Role(SUPERSEDED, f"`{template}/src/ETModel.h`")),
+        (
+            "examples/arduino/ExecuTorch.h",
+            "modified",
+            Role(SUPERSEDED, f"`{template}/src/ExecuTorch.h`"),
+        ),
         (
             "examples/arduino/README.md",
             "modified",
-            Role(SUPERSEDED, "`data/library_template/README.md.jinja`"),
+            Role(SUPERSEDED, f"`{template}/README.md.jinja`"),
         ),
         ("examples/arduino/RELEASING.md", "added", Role("unused")),
+        (
+            "examples/arduino/arduino_pal.cpp",
+            "added",
+            Role(
+                SUPERSEDED,
+                f"`{template}/src/executorch/runtime/platform/default/arduino_pal.cpp`",
+            ),
+        ),
+        (
+            "examples/arduino/build_arduino_library.sh",
+            "modified",
+            Role(SUPERSEDED, "the generator itself (`python -m generator build`)"),
+        ),
+        (
+            "examples/arduino/examples/AddModel/AddModel.ino",
+            "modified",
+            Role(SUPERSEDED, f"`{template}/examples/AddModel/AddModel.ino`"),
+        ),
+        (
+            "examples/arduino/examples/KeywordSpotting/KeywordSpotting.ino",
+            "modified",
+            Role(SUPERSEDED, f"`{template}/examples/KeywordSpotting/KeywordSpotting.ino`"),
+        ),
+        (
+            "examples/arduino/export_model.py",
+            "modified",
+            Role(SUPERSEDED, "`data/extras/tools/export_model.py`"),
+        ),
+        (
+            "examples/arduino/library.properties",
+            "modified",
+            Role(SUPERSEDED, f"`{template}/library.properties.jinja`"),
+        ),
     ]
-    assert [(f.added, f.deleted) for f in changes.files] == [(6, 0), (162, 0)]
+    assert [(f.added, f.deleted) for f in changes.files] == [
+        (250, 0), (31, 0), (78, 30), (162, 0), (83, 0), (9, 42), (25, 111), (35, 148), (5, 6),
+        (1, 1),
+    ]  # fmt: skip
+    text = upstream_markdown(changes)
+    assert "10 files changed, +679 -338 lines." in text
+    assert "> 9 of them never reach the library" in text

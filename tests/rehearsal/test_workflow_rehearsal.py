@@ -589,10 +589,17 @@ def test_sync_dispatch_with_the_workflow_token_opens_the_pull_request(world: Wor
     prepare = run.job("prepare")
     assert prepare.concurrency == "sync-v1.5.1 (cancel-in-progress: false)"
     assert job.concurrency == "sync-publish-v1.5.1 (cancel-in-progress: false)"
-    for record in (prepare, job):
-        skipped = [s for s in record.steps if s.decision == "skipped"]
-        # only the App's steps, if any: they are for the App
-        assert all("SYNC_APP_ID" in s.why for s in skipped), [(s.name, s.why) for s in skipped]
+    # Every step of both jobs ran: the workflow token needs no step of its own, and a step
+    # skipped here (an App's, a cache's) would be a step this run never rehearsed.
+    assert [(s.name, s.decision) for s in job.steps] == [
+        ("Set up Python", "ran"),
+        ("Install the generator at its pin", "ran"),
+        ("Fetch the staged library", "ran"),
+        ("Publish", "ran"),
+    ]
+    assert len(prepare.steps) == 12 and {s.decision for s in prepare.steps} == {"ran"}, [
+        (s.name, s.decision) for s in prepare.steps
+    ]
     # the digest travelled as the prepare job's output; the tree as its artifact
     (digest,) = prepare.outputs.values()
     assert re.fullmatch(r"sha256:[0-9a-f]{64}", digest), prepare.outputs

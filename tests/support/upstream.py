@@ -18,9 +18,14 @@ from generator.pipeline.run import (
 )
 from generator.util.urls import DEFAULT_EXECUTORCH_REPO
 
-#: The newest ExecuTorch main in today's snapshot, and the commit the published 0.2.0 came from.
+#: The newest ExecuTorch main in today's snapshot.
 MAIN_AT_LEAST = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"
-PUBLISHED_0_2_0 = "d756e7d8c2"
+#: The published state: the live library (meta-pytorch/executorch-arduino) is at version 1.5.1,
+#: pinned to this ExecuTorch commit (issue 32; the library repo was not read here). The pin's
+#: own `version.txt` says 1.5.0 (read from the ExecuTorch mirror), so 1.5.1 is a
+#: `--library-version` of its own. An ancestor of `MAIN_AT_LEAST` (2026-08-12).
+PUBLISHED_PIN = "b897b1914b97b77b90f9d1cee0e0f9dd25f445b3"
+PUBLISHED_VERSION = "1.5.1"
 
 UPSTREAM_URLS = (
     DEFAULT_EXECUTORCH_REPO,

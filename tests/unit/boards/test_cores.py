@@ -3,6 +3,7 @@ with its export table, and the pinned row is the core the rendered workflows ins
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -14,6 +15,7 @@ from generator.boards.cores import (
     INSTALLED_CORE,
     PINNED_CORE,
     UNREAD,
+    VERDICT_ROWS,
     core,
     exports_path,
     pinned_core,
@@ -107,3 +109,23 @@ def test_the_section_names_the_stand_in_when_the_installed_core_was_not_read(
     )
     monkeypatch.setattr(linkmodes, "INSTALLED_CORE", "0.55.0")
     assert linkmodes.unchecked_sentence().endswith("source could not be read.")
+
+
+def test_export_names_are_the_symbols_the_firmware_exports_not_the_macros() -> None:
+    # llext_exports.c's EXPORT_SYMBOL(TYPE_SECTION_START(device)) exports the expanded name.
+    main = core("main@177dcef6").exports
+    assert {"_device_list_start", "_device_list_end", "device_from_handle"} <= main
+    for facts in CORES:
+        assert not [n for n in facts.exports if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n)]
+
+
+def test_the_one_pass_link_is_a_verdict_row_of_its_own() -> None:
+    *cores, one = VERDICT_ROWS
+    assert tuple(cores) == CORES
+    assert one == dataclasses.replace(
+        pinned_core(),
+        version="main@177dcef6, arduino-cli < 1.3.0",
+        two_pass_link=False,
+        note="one-pass link of arduino-cli before 1.3.0: all .rodata on the heap",
+    )
+    assert not one.pinned and all(c.two_pass_link for c in CORES)
