@@ -16,11 +16,12 @@ import pytest
 import generator.check.run as check_command
 from generator.boards.board_docs import boards_markdown
 from generator.boards.budgets import UNO_Q, Board, check_boards
-from generator.check.backends import GCC_ARM
+from generator.check.backends import GCC_ARM, Build
 from generator.check.compile import CompileResult, overflows
 from generator.check.compile import compile_example as real_compile
 from generator.check.dynamic import judge_dynamic
 from generator.check.expected import Expected
+from generator.check.plan import BuildPlan
 from generator.check.report import CheckReport, ExampleReport
 from generator.check.run_sketch import RunOutput
 from generator.check.sizes import CoreVerdict, DynamicSizes, Sizes, sizes_stage
@@ -112,13 +113,6 @@ def test_a_loader_that_cannot_link_it_fails_even_where_it_is_too_big(flash: int)
     )
 
 
-class _Build:
-    ok, size_report, line, log, objects = True, None, None, "", ()
-
-    def __init__(self, binary: Path) -> None:
-        self.binary = binary
-
-
 ADD = "[1,2,3] + 1 = [2.00, 3.00, 4.00]"
 
 
@@ -131,7 +125,7 @@ def _check(
     ran: list[str] = []
 
     def compile_example(toolchain: Any, plan: Any, out: Path, cache: Any, refusal: Any = None):  # type: ignore[no-untyped-def]
-        return CompileResult(StageResult("compile", Status.PASS, "built"), _Build(tmp), {})  # type: ignore[arg-type]
+        return CompileResult(StageResult("compile", Status.PASS, "built"), Build(True, tmp, ""), {})
 
     def run_emulated(binary: Path, timeout: float, must_not: Any, machine: str) -> RunOutput:
         ran.append("emulated")
@@ -141,7 +135,7 @@ def _check(
         ran.append("host")
         return RunOutput("host", [ADD, "=== DONE ==="], done=True, exit_code=0)
 
-    plan = type("P", (), {"sketch_dir": "x", "library": tmp, "example": "AddModel"})()
+    plan = BuildPlan(tmp, "AddModel", Path("x"), (), (), ())
     monkeypatch.setattr(check_command, "plan_build", lambda library, name: plan)
     monkeypatch.setattr(check_command, "compile_example", compile_example)
     monkeypatch.setattr(check_command, "measure_elf", lambda binary, b: sizes)
@@ -312,7 +306,7 @@ def test_a_compile_over_the_boards_budget_does_not_fit_it_but_the_uno_q(
     def compile_example(toolchain: Any, plan: Any, out: Path, cache: Any, refusal: Any = None):  # type: ignore[no-untyped-def]
         return real_compile(_TooBig(), plan, out, cache, refusal)  # type: ignore[arg-type]
 
-    plan = type("P", (), {"sketch_dir": "x", "library": tmp_path, "example": "AddModel"})()
+    plan = BuildPlan(tmp_path, "AddModel", Path("x"), (), (), ())
     monkeypatch.setattr(check_command, "plan_build", lambda library, name: plan)
     monkeypatch.setattr(check_command, "compile_example", compile_example)
     monkeypatch.setattr(check_command, "expected_refusal", lambda *a: None)
