@@ -17,6 +17,7 @@ from generator.boards.budgets import check_boards, cpu_name, no_emulator_reason
 from generator.check.backends import select_toolchain
 from generator.check.compile import CompileResult
 from generator.check.expected import Expected
+from generator.check.plan import BuildPlan
 from generator.check.stages import StageResult, Status
 from generator.toolchain.gcc import CORE_DIR
 
@@ -98,7 +99,9 @@ def test_the_run_stages_are_skipped_with_the_reason_and_never_pass(
 
     monkeypatch.setattr(check_command, "compile_example", compile_example)
     monkeypatch.setattr(
-        check_command, "plan_build", lambda library, name: type("P", (), {"sketch_dir": "x"})()
+        check_command,
+        "plan_build",
+        lambda library, name: BuildPlan(library, name, Path("x"), (), (), ()),
     )
     monkeypatch.setattr(
         check_command, "dynamic_stage",
