@@ -36,9 +36,11 @@ Targets (issues 16 and 30), measured in the same run on the machine it runs on:
 - warm: the median of `--runs` (5) under `--max-warm` (1.0 s);
 - optionally, cold under `--max-cold` seconds (absolute: only on an otherwise idle machine).
 
-Every run's tree must be byte-identical to the cold one (`generator.util.cache.tree_hash`;
-extras/PROVENANCE.txt and extras/library.json aside for the SHA run, as they record the ref
-as given). The script exits 1 when a tree differs or a target is missed. Prints the wall
+Every run's tree must be byte-identical to the cold one (`generator.util.cache.tree_hash`);
+the SHA runs' trees byte-identical to each other, and to the cold one but for the four files
+that record the ref as given (`REF_RECORDS`: extras/PROVENANCE.txt, extras/library.json,
+README.md and library.properties, which say "commit X of `main`" for a branch and "commit X"
+for a SHA). The script exits 1 when a tree differs or a target is missed. Prints the wall
 times (in-process: `build_library`, not interpreter start-up), the pruning step's and the
 floor, files and bytes written, kernels registered, and the operator sources shipped against
 every portable operator source of the ref.
@@ -59,7 +61,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from generator.library.layout import LIBRARY_FACTS_FILE, PROVENANCE_FILE
+from generator.library.layout import LIBRARY_FACTS_FILE, PROPERTIES_FILE, PROVENANCE_FILE
 from generator.pipeline.run import (
     BuildOptions,
     BuildResult,
@@ -68,8 +70,10 @@ from generator.pipeline.run import (
 from generator.util.cache import NO_STEP_CACHE_ENV, tree_hash
 from generator.util.urls import DEFAULT_EXECUTORCH_REPO
 
-#: The files that record the ref as given (a branch, or the SHA it names).
-REF_RECORDS = (PROVENANCE_FILE, LIBRARY_FACTS_FILE)
+#: The files that record the ref as given (a branch, or the SHA it names): the provenance
+#: records, and the README's and library.properties' "at commit X of `REF`"
+#: (data/library_template/README.md.jinja, library.properties.jinja).
+REF_RECORDS = (PROVENANCE_FILE, LIBRARY_FACTS_FILE, "README.md", PROPERTIES_FILE)
 #: The build's step that compiles every source (`generator/pipeline/run.py`).
 PRUNE_STEP = "ship only the sources the shipped code links"
 #: The targets (issue 30): cold over the floor, warm median in seconds.
@@ -102,8 +106,8 @@ def floor(compiles: tuple[float, ...], cores: int) -> float:
 
 
 def _tree(out: Path, *, provenance: bool = True) -> str:
-    """`tree_hash` of `out`; without `provenance`, of all but the two files that record the
-    ref as given (extras/PROVENANCE.txt and extras/library.json)."""
+    """`tree_hash` of `out`; without `provenance`, of all but the files that record the ref as
+    given (`REF_RECORDS`)."""
     if provenance:
         return tree_hash(out)
     records = {out / name: (out / name).read_bytes() for name in REF_RECORDS}
@@ -165,10 +169,14 @@ def main() -> int:
                 os.environ[NO_STEP_CACHE_ENV] = "1"
             try:
                 results: list[BuildResult] = []
+                whole: set[str] = set()
                 for _ in range(args.runs):
                     results.append(build_library(opts, out))
+                    whole.add(_tree(out))
                     if _tree(out, provenance=same_ref) != reference[same_ref]:
                         different.append(label)
+                if len(whole) > 1:
+                    different.append(f"{label} (its runs differ from each other)")
             finally:
                 os.environ.pop(NO_STEP_CACHE_ENV, None)
             kinds.append((label, results))

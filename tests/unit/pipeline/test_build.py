@@ -206,6 +206,22 @@ def test_refs_tags_and_short_shas_resolve(tmp_path: Path, upstream: Upstream) ->
     assert build(tmp_path, executorch_ref=sha).sha == sha
 
 
+def test_a_ref_given_as_a_sha_names_the_commit_once(tmp_path: Path, upstream: Upstream) -> None:
+    sha = upstream.shas["executorch"]
+    build(tmp_path, "branch/ExecuTorch")
+    build(tmp_path, "sha/ExecuTorch", executorch_ref=sha[:10])
+    short = sha[:12]
+    branch, by_sha = tmp_path / "branch/ExecuTorch", tmp_path / "sha/ExecuTorch"
+    assert f"at commit `{short}` of `main` (between releases" in (branch / "README.md").read_text()
+    assert f"at commit {short} of main (between" in (branch / "library.properties").read_text()
+    readme = (by_sha / "README.md").read_text()
+    assert f"at commit `{short}` (between releases" in readme
+    assert f"generated from ExecuTorch commit `{sha}`" in readme
+    assert sha[:10] not in readme.replace(sha, "").replace(short, "")
+    properties = (by_sha / "library.properties").read_text()
+    assert f"at commit {short} (between" in properties and " of " + sha[:10] not in properties
+
+
 def test_cached_sha_builds_without_the_remote(
     tmp_path: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
