@@ -84,6 +84,11 @@ void setup() {{
       Serial.print("]=");
       Serial.println(model.output()[i], 6);
     }}
+    Serial.print("Arena: used ");
+    Serial.print(static_cast<unsigned long>(model.arenaUsed()));
+    Serial.print(" of ");
+    Serial.print(static_cast<unsigned long>(model.arenaSize()));
+    Serial.println(" bytes");
   }}
   Serial.println("=== DONE ===");
 }}
