@@ -32,8 +32,10 @@ def test_a_filter_the_ref_selects_is_not_run_by_the_checkout(
     # What git-lfs's `git lfs install` writes, with a program of the test's instead.
     marker = tmp_path / "smudged"
     subprocess.run(
-        ["git", "config", "--file", str(upstream.gitconfig), "filter.lfs.smudge"]
-        + [f"sh -c 'echo ran >> {marker}; cat'"],
+        [
+            *("git", "config", "--file", str(upstream.gitconfig)),
+            *("filter.lfs.smudge", f"sh -c 'echo ran >> {marker}; cat'"),
+        ],
         check=True,
     )
     upstream.commit_executorch({where: "* filter=lfs\n"}, "every file through a filter")
