@@ -32,6 +32,7 @@ from typing import Any
 from generator.library.layout import KERNEL_REGISTRATION, REGISTRATION_GLOB
 from generator.pipeline.opset import CORTEX_M_YAML, PORTABLE_YAML, PRIM_OPS_SOURCE, OpSet
 from generator.util.cache import StepCache, code_version
+from generator.util.confine import confined_file, confined_path
 from generator.util.errors import FatalError
 
 #: Generated files that must not land on a device: they register ops into PyTorch itself.
@@ -139,6 +140,7 @@ def run_codegen(root: Path, op_set: OpSet, out_dir: Path, max_kernel_header: Pat
     Raises:
         FatalError: when the codegen fails or registers other operators than asked.
     """
+    _confine_inputs(root)
     native = torchgen_dir() / "packaged" / "ATen" / "native"
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="et-codegen-") as tmp:
@@ -160,6 +162,31 @@ def run_codegen(root: Path, op_set: OpSet, out_dir: Path, max_kernel_header: Pat
             f"{len(op_set.ops)}: missing {missing or 'none'}, unexpected {extra or 'none'}"
         )
     return CodegenResult(tuple(kept), tuple(kernels), max_kernel_header)
+
+
+#: What the codegen is given of the checkout: its package, and the files it reads.
+CODEGEN_INPUTS = (PORTABLE_YAML, CORTEX_M_YAML, PRIM_OPS_SOURCE)
+
+
+def _confine_inputs(root: Path) -> None:
+    """Check what the codegen is run on before it starts (issue 29): `codegen/` a folder and
+    `CODEGEN_INPUTS` regular files, inside the checkout `root`.
+
+    Without it, `codegen -> /elsewhere` made Python import (and run the `__init__.py` of)
+    a package outside the checkout before the runner's own check, and failed with a
+    traceback; a yaml linked out of the checkout was handed to the codegen to read.
+
+    Raises:
+        FatalError: one line naming the path (`generator.util.confine`).
+    """
+    package = confined_path(root, "codegen", "ExecuTorch")
+    if not package.is_dir():
+        raise FatalError(
+            f"ExecuTorch: codegen is not a folder in the checkout at {root}; the kernel-"
+            "registration codegen cannot run (is this an ExecuTorch tree?)"
+        )
+    for rel in CODEGEN_INPUTS:
+        confined_file(root, rel, "ExecuTorch")
 
 
 def _select_operators(root: Path, shim: Path, op_set: OpSet, work: Path) -> Path:

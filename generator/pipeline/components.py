@@ -15,6 +15,7 @@ import yaml
 
 from generator import data_dir
 from generator.util.errors import FatalError
+from generator.util.urls import display_url
 from generator.vcs.checkout import Checkout, gitlink, submodule_url
 
 VENDORED_DIR = data_dir("vendored")
@@ -115,7 +116,8 @@ THIRD_PARTY = ("flatbuffers", "flatcc", "cmsis-nn")
 def pinned_revision(component: Component, executorch: Checkout) -> tuple[str, str]:
     """The (url, revision) of `component` that the ExecuTorch checkout pins.
 
-    `gitlink`: the submodule commit and the URL `.gitmodules` gives (canonical upstream).
+    `gitlink`: the submodule commit, and the component's canonical URL, which the URL
+    `.gitmodules` gives for it must name (`_canonical_submodule`).
     `cmake`: the 40-hex SHA that `variable` is set to in `file`.
 
     Raises:
@@ -124,7 +126,9 @@ def pinned_revision(component: Component, executorch: Checkout) -> tuple[str, st
     kind = component.pin["kind"]
     if kind == "gitlink":
         path = component.pin["path"]
-        return submodule_url(executorch, path), gitlink(executorch, path)
+        return _canonical_submodule(component, executorch, submodule_url(executorch, path)), (
+            gitlink(executorch, path)
+        )
     if kind == "cmake":
         file, variable = component.pin["file"], component.pin["variable"]
         try:
@@ -146,3 +150,32 @@ def pinned_revision(component: Component, executorch: Checkout) -> tuple[str, st
             r"[0-9a-fA-F]{40}", revision
         ) else revision
     raise FatalError(f"data/vendored/{component.key}.yaml: unknown pin kind {kind!r}")
+
+
+def _same_repo(url: str) -> str:
+    """`url` compared as GitHub compares repository URLs: no trailing `/` or `.git`, any case."""
+    return url.strip().rstrip("/").removesuffix(".git").lower()
+
+
+def _canonical_submodule(component: Component, executorch: Checkout, url: str) -> str:
+    """The component's canonical URL (`url:` of its `data/vendored/<key>.yaml`), when the
+    URL the ref's `.gitmodules` gives for it (`url`) names that same repository.
+
+    The ref is untrusted (issue 29): its `.gitmodules` could name a local path, a `file://`
+    URL, a relative URL (resolved against the cached clone's folder) or another host, and the
+    build would fetch from there and vendor what it found, a private repository of the same
+    user included. Every ExecuTorch `.gitmodules` on the mirror (296 versions, 2026-12-04)
+    gives the canonical URL for FlatBuffers and flatcc, but one branch's fork of FlatBuffers.
+
+    Raises:
+        FatalError: naming the URL given (without user-info), the component, the ref and the
+            URL expected.
+    """
+    if _same_repo(url) == _same_repo(component.url):
+        return component.url
+    raise FatalError(
+        f".gitmodules of ExecuTorch at {executorch.sha[:12]} gives {display_url(url)!r} for "
+        f"{component.name}, not its canonical {component.url}; an upstream tree is untrusted "
+        "input, so the build fetches a component only from the URL data/vendored/ names "
+        "(git's url.<base>.insteadOf maps that one to a mirror)"
+    )

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from generator.pipeline.codegen import _SHIM, _run
 from generator.pipeline.models import TOOLS_DIR, import_tool, read_pte
+from generator.util.confine import confined_path
 from generator.util.errors import FatalError
 
 if TYPE_CHECKING:
@@ -269,15 +270,16 @@ def check_ref_supports(root: Path) -> None:
     Raises:
         FatalError: its selective_build.h does not test EXECUTORCH_SELECTIVE_BUILD_DTYPE and
             include selected_op_variants.h, or its codegen lacks gen_selected_op_variants.py
-            or gen_oplist.py's --ops_dict.
+            or gen_oplist.py's --ops_dict; one of those is a symbolic link out of the
+            checkout or a special file (`generator.util.confine.confined_path`).
     """
-    header = root / SELECTIVE_BUILD_HEADER
+    header = confined_path(root, SELECTIVE_BUILD_HEADER, "ExecuTorch")
     text = header.read_text(encoding="utf-8") if header.is_file() else ""
-    oplist = root / GEN_OPLIST
+    oplist = confined_path(root, GEN_OPLIST, "ExecuTorch")
     missing = []
     if et_dtypes.SELECTION_DEFINE not in text or "selected_op_variants.h" not in text:
         missing.append(f"{SELECTIVE_BUILD_HEADER} with {et_dtypes.SELECTION_DEFINE}")
-    if not (root / GEN_SELECTED_OP_VARIANTS).is_file():
+    if not confined_path(root, GEN_SELECTED_OP_VARIANTS, "ExecuTorch").is_file():
         missing.append(GEN_SELECTED_OP_VARIANTS)
     if not oplist.is_file() or "ops_dict" not in oplist.read_text(encoding="utf-8"):
         missing.append(f"{GEN_OPLIST} with --ops_dict")

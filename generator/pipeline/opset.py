@@ -147,9 +147,10 @@ def prim_ops(root: Path) -> frozenset[str]:
     reads the library's copy).
 
     Raises:
-        FatalError: the source registers nothing readable (its format changed).
+        FatalError: the source registers nothing readable (its format changed); it is a
+            symbolic link out of the checkout or a special file (`confined_path`).
     """
-    return frozenset(registered_prim_ops(root / PRIM_OPS_SOURCE))
+    return frozenset(registered_prim_ops(confined_path(root, PRIM_OPS_SOURCE, "ExecuTorch")))
 
 
 def select_op_set(

@@ -22,7 +22,14 @@ from generator.util.cache import repos_lock
 from generator.util.confine import confined_path
 from generator.util.errors import FatalError
 from generator.util.urls import display_url, refuse_transport
-from generator.vcs.clones import clone_path, forget, git_error, holds_objects, open_clone
+from generator.vcs.clones import (
+    clone_path,
+    forget,
+    git_error,
+    holds_objects,
+    neutralize_attributes,
+    open_clone,
+)
 from generator.vcs.resolve import resolve_and_fetch
 
 
@@ -120,6 +127,7 @@ def checkout(
                 forget(repo_path)
             raise
         patterns = sorted({"/" + p.strip("/") for p in paths})
+        neutralize_attributes(repo)
         try:
             if not _checked_out(repo, sha, patterns):
                 repo.git.sparse_checkout("set", "--no-cone", *patterns)

@@ -37,13 +37,27 @@ LOCK_SUFFIX = ".lock"
 #: components are cached clones of their own, pinned by those gitlinks. No reflogs: a cache
 #: needs none, and a short SHA's fetch of every branch (8,387 on the ExecuTorch mirror) would
 #: write one file per branch that every run's `_repair` walks.
+#: Nor may a git run in a clone execute a program the clone holds (issue 29): a hook
+#: (`post-checkout` runs on every checkout) or a `core.fsmonitor` (run by status and
+#: checkout) that code of an earlier build wrote into the cache; the command line's `-c`
+#: wins over the clone's own config.
 _GIT_OPTIONS = [
     "core.logAllRefUpdates=false",
     "gc.autoDetach=false",
     "maintenance.autoDetach=false",
     "fetch.recurseSubmodules=false",
     "submodule.recurse=false",
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
 ]
+
+#: `info/attributes` of every clone: it takes precedence over the tree's own `.gitattributes`
+#: (gitattributes(5)), which are the ref's, untrusted. No `filter` (a smudge driver that any
+#: config git reads defines, git-lfs's on many machines, would run for every file checked
+#: out, and git-lfs would fetch from the URL a `.lfsconfig` of the ref names), and no
+#: `text`, `eol`, `ident` or `working-tree-encoding` rewriting: the work tree holds the
+#: commit's bytes, as PROVENANCE says.
+NEUTRAL_ATTRIBUTES = "* -filter -text -eol -ident -working-tree-encoding\n"
 
 
 def _slug(url: str) -> str:
@@ -270,6 +284,27 @@ def open_clone(url: str, cache_dir: Path) -> tuple[git.Repo, bool]:
         shutil.rmtree(new, ignore_errors=True)
         raise FatalError(f"cannot create the cached clone {path}: {git_error(e)}") from None
     return _opened(path), True
+
+
+def neutralize_attributes(repo: git.Repo) -> None:
+    """Write `NEUTRAL_ATTRIBUTES` to the clone's `info/attributes` when it holds anything else
+    (made, or changed by code an earlier build ran): before every checkout.
+
+    Raises:
+        FatalError: the file cannot be written.
+    """
+    path = Path(repo.git_dir) / "info" / "attributes"
+    try:
+        if path.is_file() and not path.is_symlink() and path.read_text() == NEUTRAL_ATTRIBUTES:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)
+        path.write_text(NEUTRAL_ATTRIBUTES, encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise FatalError(
+            f"cannot write {path} of the cached clone: {getattr(e, 'strerror', None) or e}; "
+            f"delete the clone {Path(repo.git_dir).parent} and run again"
+        ) from None
 
 
 def forget(path: Path) -> None:

@@ -239,3 +239,56 @@ def test_an_include_the_file_system_cannot_look_up_is_no_traceback(
     else:
         with pytest.raises(FatalError, match=message):
             follow_includes(root, library, [start])
+
+
+def test_a_codegen_folder_linked_out_runs_nothing_from_there(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    # A package outside the checkout: importing it would run its __init__.py.
+    elsewhere = tmp_path / "outside" / "package"
+    marker = tmp_path / "outside" / "ran"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    commit_link(upstream, "codegen", elsewhere, "the codegen is a link out")
+    with pytest.raises(FatalError) as info:
+        build(tmp_path)
+    message = str(info.value)
+    assert "\n" not in message and "Traceback" not in message
+    assert "codegen is a symbolic link to " in message and "untrusted" in message
+    assert not marker.exists()
+
+
+def test_a_codegen_input_linked_out_is_refused_before_the_codegen_runs(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    secret = secret_file(tmp_path)
+    commit_link(upstream, "kernels/prim_ops/register_prim_ops.cpp", secret, "prim ops out")
+    message = assert_refused(tmp_path, secret, "kernels/prim_ops/register_prim_ops.cpp")
+    assert "outside the checkout" in message
+
+
+def test_the_prim_ops_source_linked_to_a_device_is_refused_not_read(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    # Read by the op set step (prim_ops) before anything is vendored: /dev/zero never ends.
+    commit_link(upstream, "kernels/prim_ops/register_prim_ops.cpp", "/dev/zero", "prim ops")
+    with pytest.raises(FatalError) as info:
+        build(tmp_path)
+    message = str(info.value)
+    assert "kernels/prim_ops/register_prim_ops.cpp is a symbolic link to /dev/zero" in message
+    assert "\n" not in message and "untrusted" in message
+
+
+def test_the_dtype_selective_build_header_linked_out_is_refused(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    secret = secret_file(tmp_path)
+    commit_link(upstream, "kernels/portable/cpu/selective_build.h", secret, "header out")
+    with pytest.raises(FatalError) as info:
+        build_library(
+            BuildOptions(cache_dir=tmp_path / "cache", dtypes=("float32",)),
+            tmp_path / "out" / "ExecuTorch",
+        )
+    message = str(info.value)
+    assert "kernels/portable/cpu/selective_build.h is a symbolic link to " in message
+    assert "outside the checkout" in message and "\n" not in message
