@@ -86,6 +86,12 @@ class OpSet:
 
 
 _FUNC = re.compile(r"^\s*([\w:]+(?:\.\w+)?)\s*\(")
+#: A full operator name, `namespace::name` or `namespace::name.overload`, and a kernel's C++
+#: name: what every entry of ExecuTorch's kernel yamls is (all 246 of functions.yaml,
+#: operators.yaml and quantized.yaml at cff6f4dd). A ref is untrusted: its names reach
+#: generated C++, PROVENANCE.txt and the sync pull request, so anything else is refused.
+_OP_NAME = re.compile(r"[A-Za-z_]\w*::[A-Za-z_]\w*(?:\.\w+)?")
+_KERNEL_NAME = re.compile(r"[A-Za-z_]\w*")
 
 
 def _full_name(raw: str) -> str:
@@ -96,7 +102,8 @@ def read_op_yaml(root: Path, relpath: str) -> list[OpEntry]:
     """Parse a kernel yaml (`op: add.out` or `func: ns::name.overload(...)` entries).
 
     Raises:
-        FatalError: when the file is missing or malformed.
+        FatalError: when the file is missing or malformed, or names an operator or kernel
+            that is not a C++-style name (`_OP_NAME`, `_KERNEL_NAME`).
     """
     path = confined_path(root, relpath, "ExecuTorch")
     if path.is_dir():
@@ -123,6 +130,12 @@ def read_op_yaml(root: Path, relpath: str) -> list[OpEntry]:
             name = _full_name(match.group(1))
         kernels = entry.get("kernels") or [{}]
         kernel = str(kernels[0].get("kernel_name", "")).split("::")[-1]
+        if not _OP_NAME.fullmatch(name) or not _KERNEL_NAME.fullmatch(kernel):
+            raise FatalError(
+                f"{relpath} names operator {name!r} (kernel {kernel!r}), which is not an "
+                "operator name of the form namespace::name.overload and a C++ name: refusing "
+                "this ref"
+            )
         ops.append(OpEntry(name=name, kernel=kernel, source=relpath))
     return ops
 

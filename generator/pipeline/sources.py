@@ -6,6 +6,7 @@ checked), and each third-party component at the commit that ExecuTorch tree pins
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,12 @@ from generator.util.errors import FatalError
 from generator.util.ui import Reporter
 from generator.util.urls import display_url
 from generator.vcs.checkout import Checkout, checkout
+
+#: What a ref's version.txt may say: one PEP 440 version's characters (PEP 440, "Version
+#: scheme": digits, letters, `.`, `+`, `-`, `_`, `!`), 64 at most; ExecuTorch's say e.g.
+#: `1.5.0` or `1.6.0a0`. A ref is untrusted and the text is written into library.properties'
+#: paragraph (a line break there would add properties of its own) and PROVENANCE.txt.
+_VERSION_TXT = re.compile(r"[0-9A-Za-z.+!_-]{1,64}")
 
 
 @dataclass(frozen=True)
@@ -82,8 +89,10 @@ def read_executorch(
     Args:
         requested_version: `--library-version`, or None to derive it from version.txt.
     Raises:
-        FatalError: the tree has no version.txt (not ExecuTorch) or no backends/cortex_m (a
-            ref older than the Cortex-M backend); a version that cannot be derived.
+        FatalError: the tree has no version.txt (not ExecuTorch), or one that is not one line
+            of a version's characters (`_VERSION_TXT`: even with `requested_version`, since it
+            is written into library.properties' paragraph), or no backends/cortex_m (a ref
+            older than the Cortex-M backend); a version that cannot be derived.
     """
     try:
         upstream_version = co.read_text("version.txt").strip()
@@ -92,6 +101,13 @@ def read_executorch(
             f"{display_url(co.url)} at {co.sha[:12]} has no version.txt; is "
             "this an ExecuTorch repository?"
         ) from None
+    if not _VERSION_TXT.fullmatch(upstream_version):
+        raise FatalError(
+            f"{display_url(co.url)} at {co.sha[:12]} has a version.txt of "
+            f"{upstream_version[:80]!r}{'...' if len(upstream_version) > 80 else ''}, which is "
+            "not one line of a version (at most 64 letters, digits and . + - _ !): refusing "
+            "this ref (its version.txt goes into library.properties and PROVENANCE.txt)"
+        )
     version = library_version(upstream_version, requested_version, co.ref)
     if not (co.path / "backends" / "cortex_m").is_dir():
         raise FatalError(

@@ -21,6 +21,7 @@ from generator.sync.app import AppCredentials
 from generator.sync.github import GitHubRepo
 from generator.sync.options import CheckReportLike, SyncOptions
 from generator.util.errors import FatalError
+from generator.util.workflow_commands import shown
 
 
 def default_build(options: BuildOptions, out: Path) -> BuildResult:
@@ -110,10 +111,11 @@ def default_connect(api_url: str, repo: str, credentials: str | AppCredentials) 
 
 
 def to_stderr(text: str) -> None:
-    """A progress line, on stderr (flushed)."""
-    print(text, file=sys.stderr, flush=True)
+    """A progress line, on stderr (flushed), as `generator.util.workflow_commands.shown`
+    prints untrusted text (a line may quote a ref's file or operator names)."""
+    print(shown(text), file=sys.stderr, flush=True)
 
 
 def to_stdout(text: str) -> None:
-    """A result for the user, on stdout (flushed)."""
-    print(text, flush=True)
+    """A result for the user, on stdout (flushed), through `shown` as `to_stderr`."""
+    print(shown(text), flush=True)

@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Collection
 from types import TracebackType
 from typing import Any
+from urllib.parse import urlsplit
 
 from github import GithubRetry
 from github.GithubException import RateLimitExceededExceedsMaxWait
@@ -40,6 +41,7 @@ from urllib3.connectionpool import ConnectionPool
 from urllib3.response import BaseHTTPResponse, HTTPResponse
 from urllib3.util.retry import Retry
 
+from generator.util.errors import FatalError
 from generator.util.urls import check_token_url
 
 #: urllib3's idempotent methods, PATCH (sync's edits set fields: sending one twice is harmless)
@@ -155,21 +157,61 @@ class _CheckedHTTPSConnection(HTTPSRequestsConnectionClass):
 
 
 def check_connections(requester: Requester, api_url: str) -> None:
-    """Make `requester` open its connections through `_Checked*Connection`.
+    """Make `requester` open its connections through `_Checked*Connection`, and only to
+    `api_url`'s origin (scheme, host and port).
 
     PyGithub takes its connection classes from (name-mangled) attributes it reads on each new
     connection; they are set on this requester only (`Requester.injectConnectionClasses`
-    would change every requester and turn off connection reuse).
+    would change every requester and turn off connection reuse). PyGithub opens a connection
+    of its own for a URL of an answer (a `rel="next"` link, a `url` field) on another origin
+    and sends the token on it; its own guard is an `assert` on the host's domain
+    (`Requester.__assertUrlAllowed`), which `python -O` (or PYTHONOPTIMIZE in the
+    environment) removes, so the origin is checked here too.
 
     Raises:
         RuntimeError: this PyGithub keeps them elsewhere (an upgrade must update this).
+        FatalError: (when a connection is made) one to another origin than `api_url`'s.
     """
-    chosen = _CheckedHTTPSConnection if api_url.startswith("https:") else _CheckedHTTPConnection
+    origin = _origin(api_url)
+    http = _bound(_CheckedHTTPConnection, "http", origin)
+    https = _bound(_CheckedHTTPSConnection, "https", origin)
+    chosen = https if api_url.startswith("https:") else http
     for attribute, cls in (
-        ("_Requester__httpConnectionClass", _CheckedHTTPConnection),
-        ("_Requester__httpsConnectionClass", _CheckedHTTPSConnection),
+        ("_Requester__httpConnectionClass", http),
+        ("_Requester__httpsConnectionClass", https),
         ("_Requester__connectionClass", chosen),
     ):
         if not hasattr(requester, attribute):
             raise RuntimeError(f"PyGithub's Requester has no {attribute}; update this function")
         setattr(requester, attribute, cls)
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: str) -> tuple[str, str, int]:
+    """(scheme, host in lower case, port) of `url`, the port its scheme's default when none
+    is given (RFC 6454, "Origin")."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme, 0)
+
+
+def _bound(cls: type[Any], scheme: str, origin: tuple[str, str, int]) -> type[Any]:
+    """`cls` (a `_Checked*Connection` for `scheme`), refusing any origin but `origin`."""
+
+    class Bound(cls):  # type: ignore[misc]
+        def __init__(self, host: str, port: int | None = None, *args: Any, **kwargs: Any) -> None:
+            asked = (scheme, str(host).lower(), port or _DEFAULT_PORTS[scheme])
+            if asked != origin:
+                shown = f"{scheme}://{host}{f':{port}' if port else ''}"
+                raise FatalError(
+                    f"GitHub's answer points sync at {shown}, another server than the "
+                    f"--api-url's ({origin[0]}://{origin[1]}:{origin[2]}); the token goes to "
+                    "that one only, so nothing was sent there: check --api-url and any proxy "
+                    "on the way"
+                )
+            super().__init__(host, port, *args, **kwargs)
+
+    Bound.__name__ = Bound.__qualname__ = f"{cls.__name__}To{origin[1]}"
+    return Bound

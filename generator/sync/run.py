@@ -66,7 +66,7 @@ from generator.sync.push import commit_sync, push_and_open
 from generator.sync.refusals import refuse_foreign_commits, refuse_versions
 from generator.sync.summary import append_failure, append_step_summary
 from generator.sync.tree import replace_generated
-from generator.sync.verify import check_built, lint_clone, no_workflow_commands
+from generator.sync.verify import check_built, lint_clone, shown
 from generator.util.errors import FatalError
 from generator.util.tempdirs import exit_cleanly_on_signals, remove_stale, work_folder
 from generator.util.urls import display_url, refuse_credentials
@@ -307,7 +307,7 @@ def _sync_in(run: Run, remote: str, source: str, built: BuildResult, branch: str
     if options.dry_run or run.gh is None:
         also = "" if options.keep_older else ", and close the other open sync pull requests"
         run.emit(f"dry run: would push {branch} and open or update a pull request{also}:\n")
-        run.emit(no_workflow_commands(f"# {title}\n\n{body}"))
+        run.emit(shown(f"# {title}\n\n{body}"))
         return SyncResult(
             "dry-run",
             branch,

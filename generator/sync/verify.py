@@ -18,10 +18,10 @@ from generator.sync.context import Clone, Run
 from generator.sync.options import CheckReportLike
 from generator.util.cache import default_cache_dir
 from generator.util.errors import FatalError
-from generator.util.workflow_commands import no_workflow_commands
+from generator.util.workflow_commands import no_workflow_commands, shown
 from generator.vcs import git as g
 
-__all__ = ["check_built", "lint_clone", "no_workflow_commands"]
+__all__ = ["check_built", "lint_clone", "no_workflow_commands", "shown"]
 
 
 def lint_clone(run: Run, clone: Clone, built: BuildResult) -> None:
@@ -33,7 +33,7 @@ def lint_clone(run: Run, clone: Clone, built: BuildResult) -> None:
     run.say("linting the library repo as the Library Manager will")
     linted = lint_library(clone.worktree)
     if not linted.passed:
-        run.emit(no_workflow_commands(linted.to_markdown()))
+        run.emit(shown(linted.to_markdown()))
         raise FatalError(
             f"the library repo with ExecuTorch {built.sha[:12]} fails {linted.counts()} of the "
             "Library Manager's rules (printed above; `python -m generator lint` names each "
@@ -72,7 +72,7 @@ def check_built(
     # Q's verdicts (the comment names no board).
     update_sketches(clone.worktree / "examples", board_part(report_dict, UNO_Q.key))
     if not report.passed:
-        run.emit(no_workflow_commands(report.to_markdown()))
+        run.emit(shown(report.to_markdown()))
         raise FatalError(
             f"check failed for ExecuTorch {built.ref} ({built.sha[:12]}); no pull request "
             "was opened or updated (the report is printed above)"

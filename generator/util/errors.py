@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from generator.util.workflow_commands import no_workflow_commands
+from generator.util.workflow_commands import shown
 
 
 class FatalError(Exception):
@@ -41,11 +41,11 @@ def error_handler() -> Iterator[None]:
     try:
         yield
     except FatalError as e:
-        # a message may quote untrusted text (a staged manifest, git's stderr)
-        print(no_workflow_commands(f"error: {e}"), file=sys.stderr)
+        # a message may quote untrusted text (a staged manifest, git's stderr, an op name)
+        print(shown(f"error: {e}"), file=sys.stderr)
         raise SystemExit(e.exit_code) from None
     except OSError as e:
-        print(f"error: {describe_os_error(e)}", file=sys.stderr)
+        print(shown(f"error: {describe_os_error(e)}"), file=sys.stderr)
         raise SystemExit(1) from None
     except UnicodeError as e:
         print(f"error: {describe_unicode_error(e)}", file=sys.stderr)

@@ -167,35 +167,50 @@ def _tensor_dtype(schema: Any, value: Any) -> int:
     return int(tensor.ScalarType())
 
 
-def _call_dtypes(schema: Any, plan: Any, args: tuple[int, ...], where: str) -> set[int]:
+def _value_dtype(schema: Any, plan: Any, index: int, where: str) -> int | None:
+    """The dtype value `index` of `plan` gives an argument (ExecuTorch's rule, see
+    `kernel_call_dtypes`), None when it gives none."""
     kinds = schema.KernelTypes
     count = plan.ValuesLength()
 
-    def evalue(index: int) -> Any:
-        if not 0 <= index < count:
-            raise et_pte.PteError(f"{where} names value {index}, the method has {count}")
-        return plan.Values(index)
+    def evalue(at: int) -> Any:
+        if not 0 <= at < count:
+            raise et_pte.PteError(f"{where} names value {at}, the method has {count}")
+        return plan.Values(at)
 
+    value = evalue(index)
+    kind = value.ValType()
+    if kind == kinds.Tensor:
+        return _tensor_dtype(schema, value.Val())
+    if kind in (kinds.TensorList, kinds.OptionalTensorList):
+        items = schema.TensorList() if kind == kinds.TensorList else schema.OptionalTensorList()
+        table = value.Val()
+        items.Init(table.Bytes, table.Pos)
+        for j in range(items.ItemsLength()):
+            item_index = int(items.Items(j))
+            if item_index == -1:
+                continue
+            item = evalue(item_index)
+            if item.ValType() == kinds.Tensor:
+                return _tensor_dtype(schema, item.Val())
+            if kind == kinds.TensorList:
+                break  # ExecuTorch reads the first element only
+    return None
+
+
+def _call_dtypes(
+    schema: Any, plan: Any, args: tuple[int, ...], where: str, seen: dict[int, int | None]
+) -> set[int]:
+    """The dtypes the arguments `args` (value indices) of one call give; `seen` holds each
+    value's dtype once read (per plan): the calls of a method may all pass one list of a
+    million entries, which read again for each call made a small file take hours."""
     found: set[int] = set()
     for arg in args:
-        value = evalue(arg)
-        kind = value.ValType()
-        if kind == kinds.Tensor:
-            found.add(_tensor_dtype(schema, value.Val()))
-        elif kind in (kinds.TensorList, kinds.OptionalTensorList):
-            items = schema.TensorList() if kind == kinds.TensorList else schema.OptionalTensorList()
-            table = value.Val()
-            items.Init(table.Bytes, table.Pos)
-            for j in range(items.ItemsLength()):
-                index = int(items.Items(j))
-                if index == -1:
-                    continue
-                item = evalue(index)
-                if item.ValType() == kinds.Tensor:
-                    found.add(_tensor_dtype(schema, item.Val()))
-                    break
-                if kind == kinds.TensorList:
-                    break  # ExecuTorch reads the first element only
+        if arg not in seen:
+            seen[arg] = _value_dtype(schema, plan, arg, where)
+        dtype = seen[arg]
+        if dtype is not None:
+            found.add(dtype)
     return found
 
 
@@ -221,12 +236,13 @@ def kernel_call_dtypes(pte_bytes: bytes, reader: et_pte.ProgramReader) -> list[K
     try:
         for index, method in enumerate(program.methods):
             plan = root.ExecutionPlan(index)
+            seen: dict[int, int | None] = {}
             for call in method.kernel_calls:
                 where = (
                     f"method {method.name!r} chain {call.chain} instruction {call.instruction} "
                     f"({call.operator})"
                 )
-                found = _call_dtypes(schema, plan, call.args, where)
+                found = _call_dtypes(schema, plan, call.args, where, seen)
                 calls.append(KernelCallDtypes(method.name, call.operator, tuple(sorted(found))))
     except _CORRUPT as e:
         raise et_pte.PteError(
