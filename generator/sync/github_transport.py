@@ -202,9 +202,11 @@ def _bound(cls: type[Any], scheme: str, origin: tuple[str, str, int]) -> type[An
 
     class Bound(cls):  # type: ignore[misc]
         def __init__(self, host: str, port: int | None = None, *args: Any, **kwargs: Any) -> None:
+            shown = f"{scheme}://{host}{f':{port}' if port else ''}"
+            # the token rule first: it names what is wrong with plain http or a proxy
+            check_token_url(f"{shown}/", _CONNECTION_SOURCE)
             asked = (scheme, str(host).lower(), port or _DEFAULT_PORTS[scheme])
             if asked != origin:
-                shown = f"{scheme}://{host}{f':{port}' if port else ''}"
                 raise FatalError(
                     f"GitHub's answer points sync at {shown}, another server than the "
                     f"--api-url's ({origin[0]}://{origin[1]}:{origin[2]}); the token goes to "
