@@ -56,6 +56,7 @@ from generator.sync import subreaper
 from generator.sync.staged_facts import check_versions, staged_build
 from generator.sync.upstream_stage import UPSTREAM_JSON, staged_comparison
 from generator.util.errors import FatalError
+from generator.util.urls import proxy_without_credentials
 
 #: Environment variables that hold the library repo's credentials; never passed to the
 #: unprivileged phase (SYNC_TOKEN: what the workflow names the token before it is exported).
@@ -155,7 +156,8 @@ def child_env(environ: Mapping[str, str], secrets: Collection[str] = ()) -> dict
     with `CHILD_ENV_PREFIXES` and those `$EXECUTORCH_SYNC_CHILD_ENV` lists; never
     `SECRET_ENVS`, `RUNNER_ENVS`, a name matching `SECRET_NAME` (GH_TOKEN, GITHUB_PAT, ...),
     nor any variable whose value holds one of the secrets' values or one of `secrets`. So
-    SSH_AUTH_SOCK, GIT_ASKPASS, GIT_CONFIG_COUNT/KEY_n/VALUE_n and the like stay out."""
+    SSH_AUTH_SOCK, GIT_ASKPASS, GIT_CONFIG_COUNT/KEY_n/VALUE_n and the like stay out, and
+    the proxies lose their user-info (`proxy_without_credentials`); ALL_PROXY is not passed."""
     values = {environ.get(name, "") for name in SECRET_ENVS} | set(secrets)
     values = {v for v in values if v}
     dropped = {*SECRET_ENVS, *RUNNER_ENVS}
@@ -167,10 +169,14 @@ def child_env(environ: Mapping[str, str], secrets: Collection[str] = ()) -> dict
         return key in CHILD_ENV_NAMES or key in extra or key.startswith(CHILD_ENV_PREFIXES)
 
     return {
-        key: value
+        key: proxy_without_credentials(value) if key.lower() in _PROXIES else value
         for key, value in environ.items()
         if allowed(key) and not any(secret in value for secret in values)
     }
+
+
+#: The proxy settings `CHILD_ENV_NAMES` passes, given to the child without user-info.
+_PROXIES = ("http_proxy", "https_proxy")
 
 
 def make_nondumpable() -> bool:

@@ -50,6 +50,20 @@ def display_url(url: str) -> str:
     return _USERINFO.sub(lambda m: f"{m.group('scheme')}://", url)
 
 
+def proxy_without_credentials(value: str) -> str:
+    """A proxy setting (`http_proxy`, `HTTPS_PROXY`, ...) without its user-info:
+    `http://user:pw@proxy:3128` and curl's scheme-less `user:pw@proxy:3128` become
+    `http://proxy:3128` and `proxy:3128` (curl(1), "-x, --proxy": the scheme may be left
+    out). For the unprivileged sync child (issue 29): a proxy's password is a secret too,
+    and the ref's code that child runs could read it from its environment.
+    """
+    value = display_url(value)
+    if "://" in value:
+        return value
+    authority, slash, rest = value.partition("/")
+    return f"{authority.rpartition('@')[2]}{slash}{rest}"
+
+
 def refuse_credentials(url: str, option: str) -> str:
     """Refuse a URL that carries a credential, or white space; return it unchanged otherwise.
 

@@ -188,3 +188,21 @@ def test_the_digest_ignores_empty_folders_an_artifact_upload_drops(tmp_path: Pat
     assert stage.tree_digest(tree) == before
     (tree / "src" / "a.h").write_text("int b;\n", encoding="utf-8")
     assert stage.tree_digest(tree) != before
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "passed"),
+    [
+        ("https_proxy", "http://bot:pr0xy-pw@proxy.corp:3128", "http://proxy.corp:3128"),
+        ("HTTP_PROXY", "http://bot:pr0xy-pw@proxy.corp:3128/", "http://proxy.corp:3128/"),
+        ("HTTPS_PROXY", "bot:pr0xy-pw@proxy.corp:3128", "proxy.corp:3128"),
+        ("http_proxy", "http://proxy.corp:3128", "http://proxy.corp:3128"),
+    ],
+)
+def test_child_env_gives_the_proxies_without_their_credentials(
+    name: str, value: str, passed: str
+) -> None:
+    # issue 29: the prepare child runs the ref's code, which can read its environment; the
+    # proxy stays usable, its password does not go there.
+    assert stage.child_env({name: value}) == {name: passed}
+    assert stage.child_env({"ALL_PROXY": "socks5://bot:pr0xy-pw@proxy.corp:1080"}) == {}
