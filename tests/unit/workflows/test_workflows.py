@@ -311,13 +311,22 @@ def test_zizmor_pedantic_finds_nothing(tmp_path: Path, rendered: dict[str, str])
     assert findings == [], json.dumps(findings, indent=2)
 
 
-def test_zizmor_auditor_finds_only_repository_secrets(
-    tmp_path: Path, rendered: dict[str, str]
-) -> None:
-    # The auditor persona also wants secrets behind a deployment environment; the sync job
-    # reads repository secrets (the App key, SYNC_TOKEN) on purpose. Nothing else is accepted.
+def test_zizmor_auditor_finds_nothing(tmp_path: Path, rendered: dict[str, str]) -> None:
+    # The auditor persona also wants secrets read only in a job with a deployment
+    # environment (secrets-outside-env): sync's publish job runs in `sync-publish`.
     findings = _zizmor(installed(tmp_path, rendered), "auditor")
-    assert {f["ident"] for f in findings} <= {"secrets-outside-env"}
+    assert findings == [], json.dumps(findings, indent=2)
+
+
+def test_only_the_publish_job_runs_in_the_secrets_environment(rendered: dict[str, str]) -> None:
+    # Issue 29: the environment's secrets reach only the jobs naming it; prepare, which runs
+    # the ref's code, must not be one of them.
+    jobs = parsed(rendered["sync.yml"])["jobs"]
+    assert {name: job.get("environment") for name, job in jobs.items()} == {
+        "ref": None,
+        "prepare": None,
+        "publish": "sync-publish",
+    }
 
 
 # --- pins and inputs of the actions ------------------------------------------------------
