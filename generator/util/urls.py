@@ -53,7 +53,7 @@ def display_url(url: str) -> str:
 def proxy_without_credentials(value: str) -> str:
     """A proxy setting (`http_proxy`, `HTTPS_PROXY`, ...) without its user-info:
     `http://user:pw@proxy:3128` and curl's scheme-less `user:pw@proxy:3128` become
-    `http://proxy:3128` and `proxy:3128` (curl(1), "-x, --proxy": the scheme may be left
+    `http://proxy:3128` and `proxy:3128` (curl(1), its proxy option: the scheme may be left
     out). For the unprivileged sync child (issue 29): a proxy's password is a secret too,
     and the ref's code that child runs could read it from its environment.
     """
