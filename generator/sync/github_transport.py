@@ -137,13 +137,39 @@ class SyncRetry(GithubRetry):
 _CONNECTION_SOURCE = "a connection PyGithub was to open (the --api-url, or a URL in its answers)"
 
 
+Origin = tuple[str, str, int]
+
+
+def _check_connection(scheme: str, host: str, port: int | None, origin: Origin | None) -> None:
+    """Refuse a connection to `scheme://host:port` that the token rule forbids (it names what
+    is wrong with plain http), then one to another origin than `origin` (None: any).
+
+    Raises:
+        FatalError: naming the server and, for another origin, the --api-url's.
+    """
+    shown = f"{scheme}://{host}{f':{port}' if port else ''}"
+    check_token_url(f"{shown}/", _CONNECTION_SOURCE)
+    if origin is not None and (scheme, str(host).lower(), port or _DEFAULT_PORTS[scheme]) != (
+        origin
+    ):
+        raise FatalError(
+            f"GitHub's answer points sync at {shown}, another server than the "
+            f"--api-url's ({origin[0]}://{origin[1]}:{origin[2]}); the token goes to "
+            "that one only, so nothing was sent there: check --api-url and any proxy "
+            "on the way"
+        )
+
+
 class _CheckedHTTPConnection(HTTPRequestsConnectionClass):
     """PyGithub's http connection, refused by the token rule before it is made, and never
     through a proxy: the rule lets plain http go to loopback only, and requests would hand it
-    (`Authorization: token …` in clear text) to `http_proxy` / `ALL_PROXY`'s machine."""
+    (`Authorization: token …` in clear text) to `http_proxy` / `ALL_PROXY`'s machine.
+    `origin`: the only server it may go to (set by `check_connections`), None for any."""
+
+    origin: Origin | None = None
 
     def __init__(self, host: str, port: int | None = None, *args: Any, **kwargs: Any) -> None:
-        check_token_url(f"http://{host}{f':{port}' if port else ''}/", _CONNECTION_SOURCE)
+        _check_connection("http", host, port, self.origin)
         super().__init__(host, port, *args, **kwargs)
         self.session.trust_env = False  # no proxy (nor .netrc) from the environment
 
@@ -151,8 +177,10 @@ class _CheckedHTTPConnection(HTTPRequestsConnectionClass):
 class _CheckedHTTPSConnection(HTTPSRequestsConnectionClass):
     """PyGithub's https connection, through the same rule (which allows https)."""
 
+    origin: Origin | None = None
+
     def __init__(self, host: str, port: int | None = None, *args: Any, **kwargs: Any) -> None:
-        check_token_url(f"https://{host}{f':{port}' if port else ''}/", _CONNECTION_SOURCE)
+        _check_connection("https", host, port, self.origin)
         super().__init__(host, port, *args, **kwargs)
 
 
@@ -173,8 +201,8 @@ def check_connections(requester: Requester, api_url: str) -> None:
         FatalError: (when a connection is made) one to another origin than `api_url`'s.
     """
     origin = _origin(api_url)
-    http = _bound(_CheckedHTTPConnection, "http", origin)
-    https = _bound(_CheckedHTTPSConnection, "https", origin)
+    http = _bound(_CheckedHTTPConnection, origin)
+    https = _bound(_CheckedHTTPSConnection, origin)
     chosen = https if api_url.startswith("https:") else http
     for attribute, cls in (
         ("_Requester__httpConnectionClass", http),
@@ -189,7 +217,7 @@ def check_connections(requester: Requester, api_url: str) -> None:
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def _origin(url: str) -> tuple[str, str, int]:
+def _origin(url: str) -> Origin:
     """(scheme, host in lower case, port) of `url`, the port its scheme's default when none
     is given (RFC 6454, "Origin")."""
     parts = urlsplit(url)
@@ -197,23 +225,6 @@ def _origin(url: str) -> tuple[str, str, int]:
     return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme, 0)
 
 
-def _bound(cls: type[Any], scheme: str, origin: tuple[str, str, int]) -> type[Any]:
-    """`cls` (a `_Checked*Connection` for `scheme`), refusing any origin but `origin`."""
-
-    class Bound(cls):  # type: ignore[misc]
-        def __init__(self, host: str, port: int | None = None, *args: Any, **kwargs: Any) -> None:
-            shown = f"{scheme}://{host}{f':{port}' if port else ''}"
-            # the token rule first: it names what is wrong with plain http or a proxy
-            check_token_url(f"{shown}/", _CONNECTION_SOURCE)
-            asked = (scheme, str(host).lower(), port or _DEFAULT_PORTS[scheme])
-            if asked != origin:
-                raise FatalError(
-                    f"GitHub's answer points sync at {shown}, another server than the "
-                    f"--api-url's ({origin[0]}://{origin[1]}:{origin[2]}); the token goes to "
-                    "that one only, so nothing was sent there: check --api-url and any proxy "
-                    "on the way"
-                )
-            super().__init__(host, port, *args, **kwargs)
-
-    Bound.__name__ = Bound.__qualname__ = f"{cls.__name__}To{origin[1]}"
-    return Bound
+def _bound(cls: type[Any], origin: Origin) -> type[Any]:
+    """`cls` (a `_Checked*Connection`), refusing any origin but `origin`."""
+    return type(f"{cls.__name__}To{origin[1]}", (cls,), {"origin": origin})

@@ -149,6 +149,8 @@ SECRET_NAME = re.compile(
 #: A variable naming more variables for the child (comma-separated; those matching
 #: `SECRET_NAME` are still dropped), e.g. what a test harness passes its hooks.
 CHILD_ENV_EXTRA = "EXECUTORCH_SYNC_CHILD_ENV"
+#: The proxy settings `CHILD_ENV_NAMES` passes, given to the child without user-info.
+_PROXIES = ("http_proxy", "https_proxy")
 
 
 def child_env(environ: Mapping[str, str], secrets: Collection[str] = ()) -> dict[str, str]:
@@ -173,10 +175,6 @@ def child_env(environ: Mapping[str, str], secrets: Collection[str] = ()) -> dict
         for key, value in environ.items()
         if allowed(key) and not any(secret in value for secret in values)
     }
-
-
-#: The proxy settings `CHILD_ENV_NAMES` passes, given to the child without user-info.
-_PROXIES = ("http_proxy", "https_proxy")
 
 
 def make_nondumpable() -> bool:
