@@ -147,7 +147,8 @@ def _check_connection(scheme: str, host: str, port: int | None, origin: Origin |
     Raises:
         FatalError: naming the server and, for another origin, the --api-url's.
     """
-    shown = f"{scheme}://{host}{f':{port}' if port else ''}"
+    bracketed = f"[{host}]" if ":" in str(host) and not str(host).startswith("[") else host
+    shown = f"{scheme}://{bracketed}{f':{port}' if port else ''}"
     check_token_url(f"{shown}/", _CONNECTION_SOURCE)
     if origin is not None and (scheme, str(host).lower(), port or _DEFAULT_PORTS[scheme]) != (
         origin
@@ -203,7 +204,7 @@ def check_connections(requester: Requester, api_url: str) -> None:
     origin = _origin(api_url)
     http = _bound(_CheckedHTTPConnection, origin)
     https = _bound(_CheckedHTTPSConnection, origin)
-    chosen = https if api_url.startswith("https:") else http
+    chosen = https if api_url.lower().startswith("https:") else http
     for attribute, cls in (
         ("_Requester__httpConnectionClass", http),
         ("_Requester__httpsConnectionClass", https),

@@ -149,8 +149,13 @@ SECRET_NAME = re.compile(
 #: A variable naming more variables for the child (comma-separated; those matching
 #: `SECRET_NAME` are still dropped), e.g. what a test harness passes its hooks.
 CHILD_ENV_EXTRA = "EXECUTORCH_SYNC_CHILD_ENV"
-#: The proxy settings `CHILD_ENV_NAMES` passes, given to the child without user-info.
-_PROXIES = ("http_proxy", "https_proxy")
+
+
+def _is_proxy(name: str) -> bool:
+    """Whether `name` is a proxy setting (`http_proxy`, `ALL_PROXY`, `ftp_proxy`, ...; not
+    `no_proxy`): whichever list lets it into the child, it goes without user-info."""
+    lower = name.lower()
+    return lower.endswith("_proxy") and lower != "no_proxy"
 
 
 def child_env(environ: Mapping[str, str], secrets: Collection[str] = ()) -> dict[str, str]:
@@ -159,7 +164,8 @@ def child_env(environ: Mapping[str, str], secrets: Collection[str] = ()) -> dict
     `SECRET_ENVS`, `RUNNER_ENVS`, a name matching `SECRET_NAME` (GH_TOKEN, GITHUB_PAT, ...),
     nor any variable whose value holds one of the secrets' values or one of `secrets`. So
     SSH_AUTH_SOCK, GIT_ASKPASS, GIT_CONFIG_COUNT/KEY_n/VALUE_n and the like stay out, and
-    the proxies lose their user-info (`proxy_without_credentials`); ALL_PROXY is not passed."""
+    every proxy setting (`_is_proxy`) loses its user-info (`proxy_without_credentials`);
+    ALL_PROXY is not passed unless `$EXECUTORCH_SYNC_CHILD_ENV` names it."""
     values = {environ.get(name, "") for name in SECRET_ENVS} | set(secrets)
     values = {v for v in values if v}
     dropped = {*SECRET_ENVS, *RUNNER_ENVS}
@@ -171,7 +177,7 @@ def child_env(environ: Mapping[str, str], secrets: Collection[str] = ()) -> dict
         return key in CHILD_ENV_NAMES or key in extra or key.startswith(CHILD_ENV_PREFIXES)
 
     return {
-        key: proxy_without_credentials(value) if key.lower() in _PROXIES else value
+        key: proxy_without_credentials(value) if _is_proxy(key) else value
         for key, value in environ.items()
         if allowed(key) and not any(secret in value for secret in values)
     }

@@ -56,12 +56,15 @@ def proxy_without_credentials(value: str) -> str:
     `http://proxy:3128` and `proxy:3128` (curl(1), its proxy option: the scheme may be left
     out). For the unprivileged sync child (issue 29): a proxy's password is a secret too,
     and the ref's code that child runs could read it from its environment.
+
+    Everything before the value's last `@` goes, so an unencoded `@`, `/`, `?` or `#` in the
+    password (which Python's `urllib.request._parse_proxy` still reads as one) leaves none of
+    it; a proxy URL whose path holds an `@` loses that path's head, never a credential.
     """
-    value = display_url(value)
-    if "://" in value:
-        return value
-    authority, slash, rest = value.partition("/")
-    return f"{authority.rpartition('@')[2]}{slash}{rest}"
+    scheme, sep, rest = value.strip().partition("://")
+    if not sep:
+        scheme, rest = "", value.strip()
+    return f"{scheme}{sep}{rest.rpartition('@')[2]}"
 
 
 def refuse_credentials(url: str, option: str) -> str:

@@ -205,3 +205,24 @@ def test_a_refusal_with_retry_after_is_a_message_without_a_long_sleep(
         with pytest.raises(FatalError, match=said):
             gh.find_open_pull("sync/x", "main")
     assert sum(slept) <= 120 * 5, slept
+
+
+def test_an_https_api_url_in_capitals_connects_over_https_to_its_origin() -> None:
+    # check_api_url accepts `HTTPS://`; the connection class chosen from it was the plain
+    # http one, which the token rule then refused as plain http.
+    from generator.sync import github_transport
+
+    gh = GitHubRepo("HTTPS://API.github.com", "acme/lib", TOKEN, throttle=False)
+    chosen: Any = vars(gh._github.requester)["_Requester__connectionClass"]
+    assert issubclass(chosen, github_transport._CheckedHTTPSConnection)
+    assert chosen.origin == ("https", "api.github.com", 443)
+
+
+def test_an_https_api_url_on_an_ipv6_address_is_its_own_origin() -> None:
+    # The connection is given the address without brackets: the URL checked is bracketed
+    # again, or the token rule finds no host in it.
+    from generator.sync import github_transport
+
+    github_transport._check_connection("https", "::1", 8443, ("https", "::1", 8443))
+    with pytest.raises(FatalError, match=r"points sync at https://\[::1\]:8444"):
+        github_transport._check_connection("https", "::1", 8444, ("https", "::1", 8443))

@@ -197,6 +197,10 @@ def test_the_digest_ignores_empty_folders_an_artifact_upload_drops(tmp_path: Pat
         ("HTTP_PROXY", "http://bot:pr0xy-pw@proxy.corp:3128/", "http://proxy.corp:3128/"),
         ("HTTPS_PROXY", "bot:pr0xy-pw@proxy.corp:3128", "proxy.corp:3128"),
         ("http_proxy", "http://proxy.corp:3128", "http://proxy.corp:3128"),
+        # an unencoded @, / or ? in the password (Python's urllib still reads it as one)
+        ("https_proxy", "http://bot:pr0xy@pw@proxy.corp:3128", "http://proxy.corp:3128"),
+        ("https_proxy", "http://bot:pr0xy/pw@proxy.corp:3128", "http://proxy.corp:3128"),
+        ("HTTPS_PROXY", "HTTP://bot:pr0xy?pw@[::1]:3128", "HTTP://[::1]:3128"),
     ],
 )
 def test_child_env_gives_the_proxies_without_their_credentials(
@@ -206,3 +210,14 @@ def test_child_env_gives_the_proxies_without_their_credentials(
     # proxy stays usable, its password does not go there.
     assert stage.child_env({name: value}) == {name: passed}
     assert stage.child_env({"ALL_PROXY": "socks5://bot:pr0xy-pw@proxy.corp:1080"}) == {}
+
+
+def test_child_env_gives_a_proxy_named_in_the_extra_list_without_its_credentials() -> None:
+    # EXECUTORCH_SYNC_CHILD_ENV may let ALL_PROXY or ftp_proxy in; not their passwords.
+    env = {
+        stage.CHILD_ENV_EXTRA: "ALL_PROXY,ftp_proxy",
+        "ALL_PROXY": "socks5h://bot:pr0xy-pw@proxy.corp:1080",
+        "ftp_proxy": "bot:pr0xy-pw@proxy.corp:21",
+    }
+    kept = stage.child_env(env)
+    assert (kept["ALL_PROXY"], kept["ftp_proxy"]) == ("socks5h://proxy.corp:1080", "proxy.corp:21")
